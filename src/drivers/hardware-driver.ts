@@ -1,0 +1,128 @@
+import type { Duplex } from 'node:stream';
+
+/**
+ * The HardwareDriver port: what Leasehold needs of Ironic, shaped after Ironic's REST API
+ * (https://docs.openstack.org/api-ref/baremetal/). Two implementations pass one contract suite:
+ * `ironic` (REST client) and `simulated` (in-process hardware for the demo and fast tests).
+ *
+ * Secrets never cross this port: a DriverNode has no `driver_info`, so BMC credentials cannot leak into the
+ * store, the API or the logs by accident.
+ *
+ * Errors: implementations throw only errors from `domain/errors.ts`:
+ * - NotFoundError('node', id) for an unknown node,
+ * - NodeBusyError while the node is locked by another operation (Ironic's 409 "node is locked"),
+ * - InvalidStateError when the node's state does not allow the request (Ironic's 400/409 on a transition),
+ * - BackendUnavailableError when the backend cannot be reached (Ironic down, 503).
+ */
+
+/** Ironic provision states (the subset Leasehold meets). */
+export const ProvisionState = {
+  Enroll: 'enroll',
+  Verifying: 'verifying',
+  Manageable: 'manageable',
+  Cleaning: 'cleaning',
+  CleanWait: 'clean wait',
+  CleanFailed: 'clean failed',
+  Available: 'available',
+  Deploying: 'deploying',
+  DeployWait: 'wait call-back',
+  DeployFailed: 'deploy failed',
+  Active: 'active',
+  Deleting: 'deleting',
+  Error: 'error',
+} as const;
+export type ProvisionState = (typeof ProvisionState)[keyof typeof ProvisionState];
+
+export const PowerState = { On: 'power on', Off: 'power off' } as const;
+export type PowerState = (typeof PowerState)[keyof typeof PowerState];
+
+/** Power actions, as Ironic's `PUT /v1/nodes/{id}/states/power` `target` values. */
+export const PowerTarget = { On: 'power on', Off: 'power off', Reboot: 'rebooting' } as const;
+export type PowerTarget = (typeof PowerTarget)[keyof typeof PowerTarget];
+
+/** Provision verbs, as Ironic's `PUT /v1/nodes/{id}/states/provision` `target` values. */
+export const ProvisionVerb = {
+  Manage: 'manage',
+  Provide: 'provide',
+  Clean: 'clean',
+  Deploy: 'active',
+  Rebuild: 'rebuild',
+  Undeploy: 'deleted',
+  Abort: 'abort',
+} as const;
+export type ProvisionVerb = (typeof ProvisionVerb)[keyof typeof ProvisionVerb];
+
+export const BootDevice = { Pxe: 'pxe', Disk: 'disk', Cdrom: 'cdrom', Bios: 'bios', Safe: 'safe' } as const;
+export type BootDevice = (typeof BootDevice)[keyof typeof BootDevice];
+
+/** A node as Ironic describes it (`GET /v1/nodes/{id}`), without secrets. */
+export interface DriverNode {
+  readonly uuid: string;
+  readonly name: string | null;
+  readonly resource_class: string | null;
+  /** Ironic `owner`: a project id or name (free text in Ironic). */
+  readonly owner: string | null;
+  /** Ironic `lessee`: the project holding an active lease (set by Leasehold). */
+  readonly lessee: string | null;
+  /** Ironic `properties`: memory_mb, cpus, local_gb, cpu_arch, capabilities ("k:v,k:v"), any other keys. */
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly traits: readonly string[];
+  readonly extra: Readonly<Record<string, unknown>>;
+  readonly power_state: PowerState | null;
+  readonly target_power_state: PowerState | null;
+  readonly provision_state: string;
+  readonly target_provision_state: string | null;
+  readonly maintenance: boolean;
+  readonly maintenance_reason: string | null;
+  readonly last_error: string | null;
+  readonly console_enabled: boolean;
+  /** Name of the conductor holding the node's lock, or null: non-null means an operation is running. */
+  readonly reservation: string | null;
+  /** RFC 3339 UTC. */
+  readonly updated_at: string | null;
+}
+
+/** Fields Leasehold writes on a node (Ironic `PATCH /v1/nodes/{id}`). `null` clears a field. */
+export interface NodeUpdate {
+  readonly owner?: string | null;
+  readonly lessee?: string | null;
+  /** Merged into `extra` key by key; a `null` value removes the key. */
+  readonly extra?: Readonly<Record<string, string | null>>;
+}
+
+export interface ConsoleInfo {
+  readonly enabled: boolean;
+  /** How to reach it, e.g. `{type: 'socat', url: 'tcp://127.0.0.1:10001'}`; null while disabled. */
+  readonly info: { readonly type: string; readonly url: string } | null;
+}
+
+export interface ProvisionOptions {
+  /** Manual clean steps for `clean` (Ironic's `clean_steps`). */
+  readonly cleanSteps?: readonly Readonly<Record<string, unknown>>[];
+}
+
+export interface HardwareDriver {
+  readonly kind: 'simulated' | 'ironic';
+
+  /** Throws BackendUnavailableError when the backend cannot be reached. */
+  ping(): Promise<void>;
+  /** Every node (all pages). */
+  listNodes(): Promise<readonly DriverNode[]>;
+  getNode(id: string): Promise<DriverNode>;
+  updateNode(id: string, update: NodeUpdate): Promise<DriverNode>;
+
+  /** Starts a power change; returns once accepted (Ironic answers 202). The new state shows when done. */
+  setPowerState(id: string, target: PowerTarget): Promise<void>;
+  setBootDevice(id: string, device: BootDevice, persistent?: boolean): Promise<void>;
+  getBootDevice(id: string): Promise<{ readonly boot_device: BootDevice | null; readonly persistent: boolean }>;
+
+  setConsoleEnabled(id: string, enabled: boolean): Promise<void>;
+  getConsole(id: string): Promise<ConsoleInfo>;
+  /** Opens a byte stream to the node's serial console (which must be enabled). */
+  connectConsole(id: string): Promise<Duplex>;
+
+  /** Starts a provision-state change (accepted asynchronously, as in Ironic). */
+  setProvisionState(id: string, verb: ProvisionVerb, options?: ProvisionOptions): Promise<void>;
+
+  close(): Promise<void>;
+}

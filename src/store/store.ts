@@ -1,0 +1,142 @@
+import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
+import type { InventoryNode, NodeFacts, NodeView } from '../domain/inventory.js';
+
+/**
+ * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
+ * engines — embedded PGlite and PostgreSQL — and one contract suite (test/store/store-contract.ts) runs on both.
+ *
+ * Errors: AlreadyExistsError for a taken unique name, NotFoundError for a missing referenced row,
+ * BackendUnavailableError when the database cannot be reached. Time is always passed in (`now`) from the
+ * injectable clock, never read from the database, so tests control it.
+ */
+
+export interface PageRequest {
+  /** 1..1000 */
+  readonly limit: number;
+  /** The id of the last item of the previous page. */
+  readonly marker?: string | null;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Pass as `marker` to get the next page; null on the last page. */
+  readonly nextMarker: string | null;
+}
+
+/** Which nodes a caller may see. */
+export type NodeVisibility =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'project'; readonly projectId: string; readonly projectName: string };
+
+export interface NodeFilter {
+  /** A project id or name: nodes whose owner resolves to that project (or whose raw owner equals it). */
+  readonly owner?: string;
+  readonly resource_class?: string;
+  readonly provision_state?: string;
+  readonly power_state?: string;
+  readonly maintenance?: boolean;
+}
+
+/** What the inventory sync writes for one node. */
+export interface NodeRecord {
+  readonly id: string;
+  readonly name: string | null;
+  readonly resource_class: string | null;
+  readonly owner: string | null;
+  readonly lessee: string | null;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly traits: readonly string[];
+  readonly facts: NodeFacts;
+  readonly power_state: string | null;
+  readonly provision_state: string;
+  readonly target_provision_state: string | null;
+  readonly maintenance: boolean;
+  readonly maintenance_reason: string | null;
+  readonly last_error: string | null;
+  readonly console_enabled: boolean;
+  readonly extra: Readonly<Record<string, unknown>>;
+  readonly driver_updated_at: Date | null;
+}
+
+export interface SyncResult {
+  readonly added: number;
+  readonly updated: number;
+  readonly removed: number;
+  readonly unchanged: number;
+}
+
+export interface NewProject {
+  readonly name: string;
+  readonly description?: string;
+  readonly quota?: ProjectQuota;
+}
+
+export interface ProjectPatch {
+  readonly name?: string;
+  readonly description?: string;
+  readonly quota?: ProjectQuota;
+}
+
+export interface NewUser {
+  readonly name: string;
+  readonly project_id: string | null;
+  readonly role: Role;
+}
+
+export interface NewToken {
+  readonly user_id: string;
+  /** SHA-256 of the token value, hex. The value itself is never stored. */
+  readonly token_hash: string;
+  readonly prefix: string;
+  readonly description?: string;
+  readonly expires_at?: Date | null;
+}
+
+export interface Store {
+  readonly engine: 'pglite' | 'postgres';
+
+  /** Throws BackendUnavailableError when the database does not answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createProject(input: NewProject, now: Date): Promise<Project>;
+  /** By id or by name. */
+  findProject(idOrName: string): Promise<Project | null>;
+  /** Sorted by name. `ids` restricts the list (a non-admin sees its own project only). */
+  listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>>;
+  updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project>;
+
+  /** NotFoundError('project', id) when project_id names no project. */
+  createUser(input: NewUser, now: Date): Promise<User>;
+  getUser(id: string): Promise<User | null>;
+  /** Sorted by name. */
+  listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>>;
+
+  createToken(input: NewToken, now: Date): Promise<ApiToken>;
+  getToken(id: string): Promise<ApiToken | null>;
+  /** Sorted by creation time. `project_id` lists the tokens of that project's users. */
+  listTokens(
+    filter: { readonly user_id?: string; readonly project_id?: string },
+    page: PageRequest,
+  ): Promise<Page<ApiToken>>;
+  /** Idempotent: revoking a revoked token keeps the first revocation time. */
+  revokeToken(id: string, now: Date): Promise<ApiToken>;
+  /** The caller behind a token hash that is neither revoked nor expired at `now`, or null. */
+  authenticate(tokenHash: string, now: Date): Promise<Principal | null>;
+  /**
+   * Creates the operator user `userName` (role admin, no project) and its token iff the store has no user yet.
+   * Returns true when it did. Safe when several replicas start at the same moment on one database.
+   */
+  bootstrapAdmin(input: { readonly userName: string; readonly token: Omit<NewToken, 'user_id'> }, now: Date): Promise<boolean>;
+
+  /**
+   * Makes the stored inventory equal to `nodes` (the driver's full list): inserts new nodes, updates changed
+   * ones, marks nodes missing from the list as removed (hidden from reads; kept for history).
+   */
+  syncNodes(nodes: readonly NodeRecord[], now: Date): Promise<SyncResult>;
+  /** Inserts or updates one node (an on-demand refresh of a single node), un-removing it if needed. */
+  upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
+  getNode(id: string, visibility: NodeVisibility): Promise<NodeView | null>;
+  /** Sorted by name, then id. */
+  listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>>;
+}
