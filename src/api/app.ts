@@ -1,0 +1,87 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { requireAuth } from './auth.js';
+import { createRouter, type ApiDeps, type AppEnv } from './context.js';
+import { docsPage } from './docs-page.js';
+import { errorResponse, toLeaseholdError } from './error-response.js';
+import { healthRoutes } from './routes/health.js';
+import { nodeRoutes } from './routes/nodes.js';
+import { projectRoutes } from './routes/projects.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { userRoutes } from './routes/users.js';
+
+export const API_VERSION = '0.1.0';
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The HTTP API: routes, validation, auth and the one error mapping. No listening socket (see server/). */
+export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    const started = performance.now();
+    c.set('log', deps.logger.child({ req_id: c.get('requestId') }));
+    await next();
+    const status = c.res.status;
+    c.get('log')[status >= 500 ? 'error' : 'info'](
+      { method: c.req.method, path: c.req.path, status, ms: Math.round(performance.now() - started) },
+      'request',
+    );
+  });
+  app.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new InvalidRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`, {
+          details: { http_status: 413 },
+        });
+      },
+    }),
+  );
+
+  app.onError((err, c) => {
+    const error = toLeaseholdError(err);
+    const { status, body } = errorResponse(error);
+    if (status >= 500) (c.get('log') ?? deps.logger).error({ err }, 'request failed');
+    return c.json(body, status as 400);
+  });
+  app.notFound((c) => {
+    const { status, body } = errorResponse(new NotFoundError('route', `${c.req.method} ${c.req.path}`));
+    return c.json(body, status as 404);
+  });
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Authorization: Bearer <token>',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'authToken', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Auth-Token',
+    description: 'The header OpenStack clients send',
+  });
+
+  app.route('/', healthRoutes(deps));
+  app.use('/v1/*', requireAuth(deps));
+  app.route('/', projectRoutes(deps));
+  app.route('/', userRoutes(deps));
+  app.route('/', tokenRoutes(deps));
+  app.route('/', nodeRoutes(deps));
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Leasehold API',
+      version: API_VERSION,
+      description:
+        'Multi-tenant bare-metal leasing in front of OpenStack Ironic. Every error has the shape ' +
+        '`{"error": {"code", "message", "details"}}`; timestamps are RFC 3339 UTC; durations ISO 8601.',
+    },
+    security: [{ bearer: [] }, { authToken: [] }],
+  });
+  app.route('/', docsPage());
+  return app;
+}

@@ -1,0 +1,135 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { parseDuration } from '../../domain/duration.js';
+import { ForbiddenError, NotFoundError } from '../../domain/errors.js';
+import type { Project } from '../../domain/identity.js';
+import { canCreateProject, canSeeProject, canUpdateProject, isAdmin } from '../../domain/policy.js';
+import type { ProjectPatch } from '../../store/store.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { NextLink, PageQuery, nextLink } from '../pagination.js';
+import { IdParam, ProjectSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { projectJson } from '../serializers.js';
+
+const Name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-", starting with a letter or digit');
+
+const QuotaPatch = z
+  .object({
+    max_nodes: z.number().int().min(0).nullable().optional(),
+    max_lease_duration: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: 'ISO 8601 ("P5D") or short ("5d"); null removes the limit.' }),
+  })
+  .strict();
+
+const createProject = createRoute({
+  method: 'post',
+  path: '/v1/projects',
+  tags: ['identity'],
+  summary: 'Create a project (operator)',
+  request: { body: jsonBody(z.object({ name: Name, description: z.string().max(1000).optional() }).strict()) },
+  responses: { 201: jsonResponse(ProjectSchema, 'The new project'), ...errorResponses(400, 401, 403, 409) },
+});
+
+const listProjects = createRoute({
+  method: 'get',
+  path: '/v1/projects',
+  tags: ['identity'],
+  summary: 'List projects (all for the operator, your own otherwise)',
+  request: { query: z.object(PageQuery) },
+  responses: {
+    200: jsonResponse(z.object({ projects: z.array(ProjectSchema), next: NextLink }), 'A page of projects'),
+    ...errorResponses(400, 401),
+  },
+});
+
+const getProject = createRoute({
+  method: 'get',
+  path: '/v1/projects/{id}',
+  tags: ['identity'],
+  summary: 'Show a project by id or name',
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(ProjectSchema, 'The project'), ...errorResponses(401, 404) },
+});
+
+const updateProject = createRoute({
+  method: 'patch',
+  path: '/v1/projects/{id}',
+  tags: ['identity'],
+  summary: 'Rename a project or set its quota (operator)',
+  request: {
+    params: IdParam,
+    body: jsonBody(
+      z.object({ name: Name.optional(), description: z.string().max(1000).optional(), quota: QuotaPatch.optional() }).strict(),
+    ),
+  },
+  responses: { 200: jsonResponse(ProjectSchema, 'The updated project'), ...errorResponses(400, 401, 403, 404, 409) },
+});
+
+export function projectRoutes(deps: ApiDeps) {
+  const router = createRouter();
+
+  /** Finds a project the caller may see; 404 otherwise (no leak that it exists). */
+  async function visibleProject(principal: Parameters<typeof canSeeProject>[0], idOrName: string): Promise<Project> {
+    const project = await deps.store.findProject(idOrName);
+    if (!project || !canSeeProject(principal, project.id)) throw new NotFoundError('project', idOrName);
+    return project;
+  }
+
+  router.openapi(createProject, async (c) => {
+    const principal = c.get('principal');
+    if (!canCreateProject(principal)) throw new ForbiddenError('only an operator (admin) can create projects');
+    const body = c.req.valid('json');
+    const project = await deps.store.createProject(body, deps.clock.now());
+    c.get('log').info({ project: project.id, name: project.name }, 'project created');
+    return c.json(projectJson(project), 201);
+  });
+
+  router.openapi(listProjects, async (c) => {
+    const principal = c.get('principal');
+    const { limit, marker } = c.req.valid('query');
+    const filter = isAdmin(principal) ? {} : { ids: principal.projectId ? [principal.projectId] : [] };
+    const page = await deps.store.listProjects(filter, { limit, marker });
+    return c.json({ projects: page.items.map(projectJson), next: nextLink(c.req.url, page) }, 200);
+  });
+
+  router.openapi(getProject, async (c) => {
+    const project = await visibleProject(c.get('principal'), c.req.valid('param').id);
+    return c.json(projectJson(project), 200);
+  });
+
+  router.openapi(updateProject, async (c) => {
+    const principal = c.get('principal');
+    const project = await visibleProject(principal, c.req.valid('param').id);
+    if (!canUpdateProject(principal)) throw new ForbiddenError('only an operator (admin) can change projects and quotas');
+    const body = c.req.valid('json');
+    const patch: ProjectPatch = {
+      name: body.name,
+      description: body.description,
+      quota: body.quota === undefined ? undefined : mergeQuota(project, body.quota),
+    };
+    const updated = await deps.store.updateProject(project.id, patch, deps.clock.now());
+    c.get('log').info({ project: project.id, patch: body }, 'project updated');
+    return c.json(projectJson(updated), 200);
+  });
+
+  return router;
+}
+
+/** A quota patch changes only the keys it names; null removes a limit. */
+function mergeQuota(project: Project, patch: z.infer<typeof QuotaPatch>): Project['quota'] {
+  return {
+    max_nodes: patch.max_nodes === undefined ? (project.quota.max_nodes ?? null) : patch.max_nodes,
+    max_lease_duration_ms:
+      patch.max_lease_duration === undefined
+        ? (project.quota.max_lease_duration_ms ?? null)
+        : patch.max_lease_duration === null
+          ? null
+          : parseDuration(patch.max_lease_duration, 'quota.max_lease_duration'),
+  };
+}

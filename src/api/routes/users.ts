@@ -1,0 +1,139 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
+import { isUuid } from '../../domain/ids.js';
+import { Role, type Principal, type User } from '../../domain/identity.js';
+import { canCreateUser, canSeeProject, canSeeUser, isAdmin } from '../../domain/policy.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { NextLink, PageQuery, nextLink } from '../pagination.js';
+import { IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { userJson } from '../serializers.js';
+
+const NewUser = z
+  .object({
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]*$/, 'letters, digits, ".", "_", "@" and "-", starting with a letter or digit'),
+    project_id: z
+      .string()
+      .min(1)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Project id or name; omit (or null) only for role admin.' }),
+    role: RoleSchema,
+  })
+  .strict();
+
+const createUser = createRoute({
+  method: 'post',
+  path: '/v1/users',
+  tags: ['identity'],
+  summary: "Create a user (operator, or a project manager for its own project's users)",
+  request: { body: jsonBody(NewUser) },
+  responses: { 201: jsonResponse(UserSchema, 'The new user'), ...errorResponses(400, 401, 403, 404, 409) },
+});
+
+const listUsers = createRoute({
+  method: 'get',
+  path: '/v1/users',
+  tags: ['identity'],
+  summary: "List users (all for the operator, your project's otherwise)",
+  request: { query: z.object({ ...PageQuery, project_id: z.string().min(1).optional() }) },
+  responses: {
+    200: jsonResponse(z.object({ users: z.array(UserSchema), next: NextLink }), 'A page of users'),
+    ...errorResponses(400, 401),
+  },
+});
+
+const getUser = createRoute({
+  method: 'get',
+  path: '/v1/users/{id}',
+  tags: ['identity'],
+  summary: 'Show a user',
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 404) },
+});
+
+const me = createRoute({
+  method: 'get',
+  path: '/v1/me',
+  tags: ['identity'],
+  summary: 'Who the token belongs to',
+  responses: {
+    200: jsonResponse(
+      z.object({ user: UserSchema, project: z.object({ id: z.string(), name: z.string() }).nullable() }),
+      'The calling user and its project',
+    ),
+    ...errorResponses(401),
+  },
+});
+
+export function userRoutes(deps: ApiDeps) {
+  const router = createRouter();
+
+  async function visibleUser(principal: Principal, id: string): Promise<User> {
+    const user = isUuid(id) ? await deps.store.getUser(id) : null;
+    if (!user || !canSeeUser(principal, user)) throw new NotFoundError('user', id);
+    return user;
+  }
+
+  router.openapi(createUser, async (c) => {
+    const principal = c.get('principal');
+    const body = c.req.valid('json');
+    let projectId: string | null = null;
+    if (body.project_id != null) {
+      const project = await deps.store.findProject(body.project_id);
+      if (!project || !canSeeProject(principal, project.id)) {
+        throw new InvalidRequestError(`project_id: no project has the id or name ${JSON.stringify(body.project_id)}`, {
+          details: { field: 'project_id' },
+        });
+      }
+      projectId = project.id;
+    } else if (body.role !== Role.Admin) {
+      throw new InvalidRequestError(`project_id is required for role ${body.role}`, {
+        details: { field: 'project_id' },
+      });
+    }
+    if (!canCreateUser(principal, projectId, body.role)) {
+      throw new ForbiddenError(
+        isAdmin(principal) || principal.role === Role.Manager
+          ? `a project manager can create users of its own project with role reader, member or manager`
+          : 'only an operator or a project manager can create users',
+      );
+    }
+    const user = await deps.store.createUser({ name: body.name, project_id: projectId, role: body.role }, deps.clock.now());
+    c.get('log').info({ created_user: user.id, role: user.role, project: projectId }, 'user created');
+    return c.json(userJson(user), 201);
+  });
+
+  router.openapi(listUsers, async (c) => {
+    const principal = c.get('principal');
+    const { limit, marker, project_id } = c.req.valid('query');
+    let projectFilter: string | undefined;
+    if (project_id !== undefined) {
+      const project = await deps.store.findProject(project_id);
+      if (!project || !canSeeProject(principal, project.id)) throw new NotFoundError('project', project_id);
+      projectFilter = project.id;
+    }
+    if (!isAdmin(principal)) projectFilter = principal.projectId ?? '00000000-0000-0000-0000-000000000000';
+    const page = await deps.store.listUsers({ project_id: projectFilter }, { limit, marker });
+    return c.json({ users: page.items.map(userJson), next: nextLink(c.req.url, page) }, 200);
+  });
+
+  router.openapi(getUser, async (c) => {
+    const user = await visibleUser(c.get('principal'), c.req.valid('param').id);
+    return c.json(userJson(user), 200);
+  });
+
+  router.openapi(me, async (c) => {
+    const principal = c.get('principal');
+    const user = await visibleUser(principal, principal.userId);
+    const project =
+      principal.projectId && principal.projectName ? { id: principal.projectId, name: principal.projectName } : null;
+    return c.json({ user: userJson(user), project }, 200);
+  });
+
+  return router;
+}

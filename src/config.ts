@@ -1,0 +1,74 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseDuration } from './domain/duration.js';
+import { InvalidRequestError } from './domain/errors.js';
+
+/** Everything `leasehold serve` is configured with: environment variables, overridden by flags. */
+export interface Config {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly dataDir: string;
+  /** PostgreSQL when set; embedded PGlite in `<dataDir>/pgdata` otherwise. */
+  readonly databaseUrl: string | null;
+  readonly driver: 'simulated' | 'ironic';
+  /** Raw JSON of LEASEHOLD_SIMULATED_NODES; null means the built-in demo inventory. */
+  readonly simulatedNodesJson: string | null;
+  readonly simulatedTimingsJson: string | null;
+  readonly adminToken: string | null;
+  readonly syncIntervalMs: number;
+  readonly logLevel: string;
+  /** Public base URL, for links in responses; derived from the listening address when unset. */
+  readonly publicUrl: string | null;
+}
+
+export interface ServeFlags {
+  readonly port?: number;
+  readonly host?: string;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export function defaultDataDir(env: Env): string {
+  const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
+  return join(base, 'leasehold');
+}
+
+export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
+  const driver = env.LEASEHOLD_DRIVER?.trim() || 'simulated';
+  if (driver !== 'simulated' && driver !== 'ironic') {
+    throw configError('LEASEHOLD_DRIVER', `must be "simulated" or "ironic", not ${JSON.stringify(driver)}`);
+  }
+  return {
+    host: flags.host ?? (env.LEASEHOLD_HOST?.trim() || '127.0.0.1'),
+    port: flags.port ?? parsePort(env.LEASEHOLD_PORT),
+    dataDir: env.LEASEHOLD_DATA_DIR?.trim() || defaultDataDir(env),
+    databaseUrl: env.DATABASE_URL?.trim() || null,
+    driver,
+    simulatedNodesJson: env.LEASEHOLD_SIMULATED_NODES?.trim() || null,
+    simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
+    adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
+    syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
+    logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
+    publicUrl: env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null,
+  };
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 8080;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw configError('LEASEHOLD_PORT', `must be an integer from 0 to 65535, not ${JSON.stringify(value)}`);
+  }
+  return port;
+}
+
+function durationVar(env: Env, name: string, fallback: string): number {
+  const ms = parseDuration(env[name]?.trim() || fallback, name);
+  if (ms <= 0) throw configError(name, 'must be longer than zero');
+  return ms;
+}
+
+function configError(name: string, message: string): InvalidRequestError {
+  return new InvalidRequestError(`${name} ${message}`, { details: { variable: name } });
+}

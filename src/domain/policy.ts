@@ -1,0 +1,53 @@
+import { Role, roleAtLeast, type Principal, type User } from './identity.js';
+
+/**
+ * Who may do what: the one policy module. Pure functions of the caller and the thing, so every entry point
+ * (REST API, later the Ironic-compatible gateway and the console) decides the same way.
+ *
+ * Convention: when a caller may not even know a thing exists, callers answer 404, not 403 (see `canSee*`).
+ */
+
+export const isAdmin = (p: Principal): boolean => p.role === Role.Admin;
+
+/** Nodes a caller sees: all for the operator, its own project's otherwise (the store applies it). */
+export function nodeVisibility(
+  p: Principal,
+): { readonly kind: 'all' } | { readonly kind: 'project'; readonly projectId: string; readonly projectName: string } {
+  if (isAdmin(p) || p.projectId === null || p.projectName === null) return { kind: 'all' };
+  return { kind: 'project', projectId: p.projectId, projectName: p.projectName };
+}
+
+export const canCreateProject = isAdmin;
+export const canUpdateProject = isAdmin;
+export const canSetNodeOwner = isAdmin;
+export const canSyncInventory = isAdmin;
+
+export function canSeeProject(p: Principal, projectId: string): boolean {
+  return isAdmin(p) || p.projectId === projectId;
+}
+
+/** Operators create anyone; a project's manager creates users of its own project, up to manager. */
+export function canCreateUser(p: Principal, projectId: string | null, role: Role): boolean {
+  if (isAdmin(p)) return true;
+  return (
+    role !== Role.Admin && projectId !== null && projectId === p.projectId && roleAtLeast(p.role, Role.Manager)
+  );
+}
+
+export function canSeeUser(p: Principal, user: Pick<User, 'id' | 'project_id'>): boolean {
+  return isAdmin(p) || user.id === p.userId || (user.project_id !== null && user.project_id === p.projectId);
+}
+
+/**
+ * Tokens for a user are issued and revoked by the operator, by the manager of the user's project (never for
+ * an operator), or by the user itself for its own account.
+ */
+export function canManageTokensOf(p: Principal, user: Pick<User, 'id' | 'project_id' | 'role'>): boolean {
+  if (isAdmin(p) || user.id === p.userId) return true;
+  return (
+    user.role !== Role.Admin &&
+    user.project_id !== null &&
+    user.project_id === p.projectId &&
+    roleAtLeast(p.role, Role.Manager)
+  );
+}
