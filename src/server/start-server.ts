@@ -1,0 +1,85 @@
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../api/app.js';
+import type { Config } from '../config.js';
+import { systemClock, type Clock } from '../domain/clock.js';
+import { createDriver } from '../drivers/create-driver.js';
+import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import { InventorySync } from '../engine/inventory-sync.js';
+import { createLogger, type Logger } from '../logger.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { bootstrapAdmin } from './bootstrap-admin.js';
+
+export interface RunningServer {
+  readonly url: string;
+  readonly store: Store;
+  readonly driver: HardwareDriver;
+  readonly inventory: InventorySync;
+  /** Stops accepting requests, lets running ones finish, stops timers, closes the driver and the store. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Use this driver instead of the configured one (tests). */
+  readonly driver?: HardwareDriver;
+  /** Where human-facing lines (URL, first admin token) go. */
+  readonly print?: (line: string) => void;
+}
+
+/** Opens the store, bootstraps the admin, syncs the inventory and listens. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
+  const closers: Array<() => Promise<void>> = [() => store.close()];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+  };
+  try {
+    await bootstrapAdmin({ store, clock, logger, dataDir: config.dataDir, adminToken: config.adminToken, print });
+    const driver = options.driver ?? createDriver(config, { clock, logger });
+    closers.push(() => driver.close());
+    const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: config.syncIntervalMs });
+    await inventory.start();
+    closers.push(async () => inventory.stop());
+
+    const app = createApp({ store, driver, inventory, clock, logger });
+    const server = await listen(app.fetch, config);
+    closers.push(() => closeServer(server));
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${urlHost(config.host)}:${port}`;
+    logger.info({ url, store: store.engine, driver: driver.kind }, 'listening');
+    print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind})`);
+    return { url, store, driver, inventory, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, config: Config): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    // Keep-alive connections would hold close() open; idle ones can go now, busy ones finish their request.
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+  });
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

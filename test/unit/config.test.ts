@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('defaults to the embedded store, the simulated driver and a per-user data directory', () => {
+    const config = loadConfig({ HOME: '/home/ada' });
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 8080,
+      dataDir: '/home/ada/.local/share/leasehold',
+      databaseUrl: null,
+      driver: 'simulated',
+      syncIntervalMs: 60_000,
+    });
+  });
+
+  it('reads the environment, and flags win over it', () => {
+    const env = {
+      LEASEHOLD_PORT: '9000',
+      LEASEHOLD_HOST: '0.0.0.0',
+      LEASEHOLD_DATA_DIR: '/srv/lh',
+      DATABASE_URL: 'postgres://db/lh',
+      LEASEHOLD_SYNC_INTERVAL: '15s',
+    };
+    expect(loadConfig(env)).toMatchObject({ port: 9000, host: '0.0.0.0', dataDir: '/srv/lh', databaseUrl: 'postgres://db/lh', syncIntervalMs: 15_000 });
+    expect(loadConfig(env, { port: 0, host: '127.0.0.2' })).toMatchObject({ port: 0, host: '127.0.0.2' });
+  });
+
+  it('names the variable when a value is wrong', () => {
+    expect(() => loadConfig({ LEASEHOLD_PORT: 'eighty' })).toThrow(/LEASEHOLD_PORT/);
+    expect(() => loadConfig({ LEASEHOLD_PORT: '70000' })).toThrow(/LEASEHOLD_PORT/);
+    expect(() => loadConfig({ LEASEHOLD_DRIVER: 'maas' })).toThrow(/LEASEHOLD_DRIVER/);
+    expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: 'often' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
+    expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: '0s' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
+  });
+});
