@@ -1,0 +1,156 @@
+import { Option, type Command } from 'commander';
+import type { Node, SyncResult } from '../api-types.js';
+import type { CliContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { formatBool, formatCount, formatDisk, formatMemory, nameAndId } from '../format.js';
+import { renderFields, renderTable, type Cell } from '../output.js';
+import { printList } from '../paging.js';
+import { listOptions, type ListFlags } from './list-options.js';
+
+/** Facts with their own rows or columns; any other fact is listed after them. */
+const MAIN_FACTS = new Set(['memory', 'disk', 'cpus', 'gpus', 'cpu_arch', 'resource_class']);
+
+const nodePath = (id: string) => `/v1/nodes/${encodeURIComponent(id)}`;
+
+function owner(n: Node): string | null {
+  return n.owner_project?.name ?? n.owner;
+}
+
+function nodeTable(nodes: Node[]): string {
+  return renderTable(
+    ['NAME', 'ID', 'OWNER', 'RESOURCE CLASS', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'ARCH', 'POWER', 'PROVISION STATE', 'MAINT'],
+    nodes.map((n) => [
+      n.name,
+      n.id,
+      owner(n),
+      n.resource_class,
+      formatMemory(n.facts.memory),
+      formatCount(n.facts.cpus),
+      formatCount(n.facts.gpus),
+      formatDisk(n.facts.disk),
+      formatCount(n.facts.cpu_arch),
+      n.power_state,
+      n.provision_state,
+      formatBool(n.maintenance),
+    ]),
+  );
+}
+
+export function nodeFields(n: Node): string {
+  const provision =
+    n.target_provision_state && n.target_provision_state !== n.provision_state
+      ? `${n.provision_state ?? '-'} -> ${n.target_provision_state}`
+      : n.provision_state;
+  const maintenance = n.maintenance ? `yes${n.maintenance_reason ? `: ${n.maintenance_reason}` : ''}` : 'no';
+  const otherFacts = Object.keys(n.facts)
+    .filter((key) => !MAIN_FACTS.has(key))
+    .sort()
+    .map((key): [string, Cell] => [`fact ${key}`, factValue(n.facts[key])]);
+  return renderFields([
+    ['id', n.id],
+    ['name', n.name],
+    ['owner', nameAndId(n.owner_project, n.owner)],
+    ['lessee', n.lessee],
+    ['resource class', n.resource_class],
+    ['memory', formatMemory(n.facts.memory)],
+    ['cpus', formatCount(n.facts.cpus)],
+    ['gpus', formatCount(n.facts.gpus)],
+    ['disk', formatDisk(n.facts.disk)],
+    ['cpu arch', formatCount(n.facts.cpu_arch)],
+    ...otherFacts,
+    ['traits', n.traits.join(', ')],
+    ['power state', n.power_state],
+    ['provision state', provision],
+    ['maintenance', maintenance],
+    ['last error', n.last_error],
+    ['console enabled', formatBool(n.console_enabled)],
+    ['synced at', n.synced_at],
+  ]);
+}
+
+function factValue(value: unknown): Cell {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+type NodeListFlags = ListFlags & {
+  owner?: string;
+  resourceClass?: string;
+  provisionState?: string;
+  powerState?: string;
+  maintenance?: 'true' | 'false';
+};
+
+/** `leasehold node ...`: the hardware inventory as Leasehold sees it (synced from the hardware driver). */
+export function registerNodeCommands(program: Command, ctx: CliContext): void {
+  const node = program
+    .command('node')
+    .summary('list and show nodes, set owners, sync')
+    .description('list and show nodes, set their owner, sync the inventory')
+    .helpCommand(false);
+
+  listOptions(node.command('list').description('list the nodes you can see (sorted by name)'))
+    .option('--owner <project>', 'only nodes owned by this project (id or name)')
+    .option('--resource-class <class>', 'only nodes of this resource class, e.g. baremetal.gpu')
+    .option('--provision-state <state>', 'only nodes in this provision state, e.g. available')
+    .option('--power-state <state>', 'only nodes in this power state, e.g. "power on"')
+    .addOption(new Option('--maintenance <bool>', 'only nodes in (true) or out of (false) maintenance').choices(['true', 'false']))
+    .addHelpText('after', '\nMEMORY is in GiB, DISK in decimal GB/TB (the units of `memory >= 48GiB`, `disk >= 1TB`).')
+    .action(async (flags: NodeListFlags) => {
+      const query = {
+        owner: flags.owner,
+        resource_class: flags.resourceClass,
+        provision_state: flags.provisionState,
+        power_state: flags.powerState,
+        maintenance: flags.maintenance,
+      };
+      await printList<Node>(
+        ctx,
+        { path: '/v1/nodes', key: 'nodes', query, all: flags.all, limit: flags.limit, marker: flags.marker },
+        nodeTable,
+      );
+    });
+
+  node
+    .command('show')
+    .description('show a node: owner, facts, traits and states')
+    .argument('<node-id>', 'node id')
+    .action(async (id: string) => {
+      const client = await ctx.client();
+      const shown = await client.get<Node>(nodePath(id));
+      ctx.print(shown, () => nodeFields(shown));
+    });
+
+  node
+    .command('set-owner')
+    .description("set or clear a node's owner project (operator)")
+    .argument('<node-id>', 'node id')
+    .argument('[project]', 'the new owner: project id or name')
+    .option('--none', 'clear the owner instead')
+    .addHelpText('after', '\nExamples:\n  leasehold node set-owner 0b6a5c3e-... physics-lab\n  leasehold node set-owner 0b6a5c3e-... --none')
+    .action(async (id: string, project: string | undefined, flags: { none?: boolean }) => {
+      if (project !== undefined && flags.none) throw new UsageError('give a project or --none, not both');
+      if (project === undefined && !flags.none) {
+        throw new UsageError('give the new owner (project id or name), or --none to clear it');
+      }
+      const client = await ctx.client();
+      const updated = await client.patch<Node>(nodePath(id), { owner: flags.none ? null : project });
+      ctx.print(updated, () => nodeFields(updated));
+    });
+
+  node
+    .command('sync')
+    .description('sync the inventory from the hardware driver now (operator)')
+    .action(async () => {
+      const client = await ctx.client();
+      const result = await client.post<SyncResult>('/v1/nodes/sync');
+      ctx.print(result, () =>
+        renderFields([
+          ['added', result.added],
+          ['updated', result.updated],
+          ['removed', result.removed],
+          ['unchanged', result.unchanged],
+        ]),
+      );
+    });
+}

@@ -1,0 +1,110 @@
+import { Option, type Command } from 'commander';
+import type { Project } from '../api-types.js';
+import type { CliContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { formatLimit } from '../format.js';
+import { renderFields, renderTable } from '../output.js';
+import { printList } from '../paging.js';
+import { parseCountOrNone, parseDurationOrNone, UNLIMITED } from '../parsers.js';
+import { listOptions, type ListFlags } from './list-options.js';
+
+export const projectPath = (idOrName: string) => `/v1/projects/${encodeURIComponent(idOrName)}`;
+
+export function projectFields(p: Project): string {
+  return renderFields([
+    ['id', p.id],
+    ['name', p.name],
+    ['description', p.description],
+    ['max nodes', formatLimit(p.quota.max_nodes)],
+    ['max lease duration', formatLimit(p.quota.max_lease_duration)],
+    ['created at', p.created_at],
+    ['updated at', p.updated_at],
+  ]);
+}
+
+function projectTable(projects: Project[]): string {
+  return renderTable(
+    ['NAME', 'ID', 'MAX NODES', 'MAX LEASE', 'DESCRIPTION'],
+    projects.map((p) => [
+      p.name,
+      p.id,
+      formatLimit(p.quota.max_nodes),
+      formatLimit(p.quota.max_lease_duration),
+      p.description,
+    ]),
+  );
+}
+
+/** `leasehold project ...`: projects own and lease nodes; the operator creates them and sets their quotas. */
+export function registerProjectCommands(program: Command, ctx: CliContext): void {
+  const project = program
+    .command('project')
+    .summary('manage projects (tenants) and their quotas')
+    .description('create, list, show and change projects (tenants) and their quotas')
+    .helpCommand(false);
+
+  project
+    .command('create')
+    .description('create a project (operator)')
+    .argument('<name>', 'project name: letters, digits, ".", "_" and "-"')
+    .option('--description <text>', 'free text shown in listings')
+    .action(async (name: string, flags: { description?: string }) => {
+      const client = await ctx.client();
+      const created = await client.post<Project>('/v1/projects', { name, description: flags.description });
+      ctx.print(created, () => projectFields(created));
+    });
+
+  listOptions(project.command('list').description('list the projects you can see')).action(async (flags: ListFlags) => {
+    await printList<Project>(ctx, { path: '/v1/projects', key: 'projects', ...flags }, projectTable);
+  });
+
+  project
+    .command('show')
+    .description('show a project and its quota')
+    .argument('<project>', 'project id or name')
+    .action(async (idOrName: string) => {
+      const client = await ctx.client();
+      const shown = await client.get<Project>(projectPath(idOrName));
+      ctx.print(shown, () => projectFields(shown));
+    });
+
+  project
+    .command('set')
+    .description("rename a project, change its description or set its quota (operator)")
+    .argument('<project>', 'project id or name')
+    .option('--name <name>', 'new name')
+    .option('--description <text>', 'new description')
+    .addOption(
+      new Option('--max-nodes <n|none>', 'most nodes the project may lease at once; "none" removes the limit').argParser(
+        parseCountOrNone,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--max-lease-duration <duration|none>',
+        'longest lease the project may take, e.g. 5d, 12h, P5D; "none" removes the limit',
+      ).argParser(parseDurationOrNone),
+    )
+    .addHelpText('after', '\nExample:\n  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d')
+    .action(
+      async (
+        idOrName: string,
+        flags: { name?: string; description?: string; maxNodes?: number | typeof UNLIMITED; maxLeaseDuration?: string },
+      ) => {
+        const orNull = <T>(value: T) => (value === UNLIMITED ? null : value);
+        const quota: Record<string, unknown> = {};
+        if (flags.maxNodes !== undefined) quota.max_nodes = orNull(flags.maxNodes);
+        if (flags.maxLeaseDuration !== undefined) quota.max_lease_duration = orNull(flags.maxLeaseDuration);
+        const body: Record<string, unknown> = {};
+        if (flags.name !== undefined) body.name = flags.name;
+        if (flags.description !== undefined) body.description = flags.description;
+        if (Object.keys(quota).length > 0) body.quota = quota;
+        if (Object.keys(body).length === 0) {
+          throw new UsageError('nothing to change: give --name, --description, --max-nodes or --max-lease-duration');
+        }
+        const client = await ctx.client();
+        const updated = await client.patch<Project>(projectPath(idOrName), body);
+        ctx.print(updated, () => projectFields(updated));
+      },
+    );
+}

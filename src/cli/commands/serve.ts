@@ -1,0 +1,17 @@
+import { Option, type Command } from 'commander';
+import { parsePort } from '../parsers.js';
+
+/** `leasehold serve`: the server itself. Loaded lazily so client commands never load server code. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .summary('run the Leasehold server')
+    .description('run the Leasehold server (API and worker) until SIGTERM or SIGINT')
+    .addOption(new Option('--port <n>', 'TCP port to listen on; 0 picks a free port').argParser(parsePort))
+    .option('--host <host>', 'address to listen on, e.g. 0.0.0.0 for all interfaces')
+    .addHelpText('after', '\nOther settings come from the environment; see the README (Configuration).')
+    .action(async (flags: { port?: number; host?: string }) => {
+      const { serveCommand } = await import('../../server/serve-command.js');
+      await serveCommand({ port: flags.port, host: flags.host });
+    });
+}

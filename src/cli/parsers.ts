@@ -1,0 +1,73 @@
+import { InvalidArgumentError } from 'commander';
+import { formatDuration, parseDuration } from '../domain/duration.js';
+
+/**
+ * Option-value parsers for commander. They throw InvalidArgumentError, which commander reports as
+ * "error: option '--port <n>' argument '70000' is invalid. ..." and which `run` turns into exit code 2.
+ */
+
+function integer(text: string, min: number, max: number, what: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError(`${what} must be a whole number from ${min} to ${max}.`);
+  const value = Number(text.trim());
+  if (value < min || value > max) throw new InvalidArgumentError(`${what} must be from ${min} to ${max}.`);
+  return value;
+}
+
+export function parsePort(text: string): number {
+  return integer(text, 0, 65_535, 'The port');
+}
+
+/** Page size: the server accepts 1..1000. */
+export function parseLimit(text: string): number {
+  return integer(text, 1, 1000, 'The page size');
+}
+
+/**
+ * "none" (no limit) comes back as UNLIMITED, not null, because commander turns a parser's null into ''.
+ * Commands send it as null.
+ */
+export const UNLIMITED = 'none';
+
+/** `--max-nodes 10` or `--max-nodes none`. */
+export function parseCountOrNone(text: string): number | typeof UNLIMITED {
+  if (text.trim().toLowerCase() === 'none') return UNLIMITED;
+  return integer(text, 0, 1_000_000, 'The count');
+}
+
+/** `--max-lease-duration 5d|P5D|none`: checked here so a typo never reaches the server; ISO 8601 or UNLIMITED. */
+export function parseDurationOrNone(text: string): string {
+  if (text.trim().toLowerCase() === 'none') return UNLIMITED;
+  return formatDuration(durationMs(text));
+}
+
+/** A duration in milliseconds (`30d`, `12h`, `P1W`), greater than zero. */
+export function parsePositiveDuration(text: string): number {
+  const ms = durationMs(text);
+  if (ms <= 0) throw new InvalidArgumentError('The duration must be longer than zero.');
+  return ms;
+}
+
+function durationMs(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new InvalidArgumentError('Use a duration like 5d, 12h, 1h30m or ISO 8601 like P5D, or none.');
+  }
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * An RFC 3339 timestamp with an explicit offset, so no one's local time zone is guessed; sent in UTC, the form
+ * the API uses everywhere.
+ */
+export function parseTimestamp(text: string): string {
+  const value = text.trim();
+  const [year = 0, month = 0, day = 0] = value.slice(0, 10).split('-').map(Number);
+  // Date.parse rolls 2030-02-31 over to March instead of refusing it.
+  const realDay = day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (!RFC3339.test(value) || !realDay || Number.isNaN(Date.parse(value))) {
+    throw new InvalidArgumentError('Use an RFC 3339 time with a zone, like 2030-01-31T18:00:00Z.');
+  }
+  return new Date(value).toISOString();
+}

@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerAuthCommands } from './commands/auth.js';
+import { registerNodeCommands } from './commands/node.js';
+import { registerProjectCommands } from './commands/project.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerTokenCommands } from './commands/token.js';
+import { registerUserCommands } from './commands/user.js';
+import { DEFAULT_URL } from './config.js';
+import { CliContext, type CliIo, type GlobalOptions } from './context.js';
+import { ApiError, CliError } from './errors.js';
+
+export type { CliIo } from './context.js';
+
+/** Exit codes: the contract scripts rely on. */
+export const EXIT = { ok: 0, api: 1, usage: 2, unreachable: 3 } as const;
+
+const HELP_FOOTER = `
+Settings (highest first): --url/--token, LEASEHOLD_URL/LEASEHOLD_TOKEN, the file written by
+\`leasehold login\` ($LEASEHOLD_CONFIG or ~/.config/leasehold/config.json), default URL ${DEFAULT_URL}.
+
+Output: tables by default; --json prints the server's JSON. Lists show one page and say on stderr
+how to get more (--all or --marker).
+
+Exit codes: 0 ok, 1 the server refused (error printed with its code), 2 usage error,
+3 the server could not be reached.
+
+Examples:
+  leasehold login --url http://127.0.0.1:8080 --token lh_...
+  leasehold node list --owner physics-lab --all
+  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d
+  leasehold token create --user <user-id> --expires-in 30d`;
+
+function version(): string {
+  try {
+    // ../../package.json from both src/cli (tests) and dist/cli (installed).
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function buildProgram(io: CliIo, ctx: CliContext): Command {
+  const program = new Command('leasehold')
+    .description('Leasehold: lease bare-metal nodes from a shared pool (client and server)')
+    .version(version(), '-V, --version', 'print the version')
+    .option('--url <url>', `server URL (env LEASEHOLD_URL; default ${DEFAULT_URL})`)
+    .option('--token <token>', 'API token (env LEASEHOLD_TOKEN)')
+    .option('--json', "print the server's JSON instead of a table")
+    .helpCommand('help [command]', 'show help for a command')
+    .addHelpText('after', HELP_FOOTER)
+    .showSuggestionAfterError(true)
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      // Commander echoes arguments in its errors ("unknown option '--tokn=...'"): redact those too.
+      writeErr: (text) => io.stderr.write(redact(text, ctx.secrets)),
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
+    })
+    // Commander must not call process.exit: `run` returns the code so it can run in-process (tests).
+    .exitOverride();
+
+  registerServeCommand(program);
+  registerAuthCommands(program, ctx);
+  registerProjectCommands(program, ctx);
+  registerUserCommands(program, ctx);
+  registerTokenCommands(program, ctx);
+  registerNodeCommands(program, ctx);
+  return program;
+}
+
+/**
+ * Runs one `leasehold` command line (without the node and script arguments) and returns its exit code.
+ * Everything goes through `io`: nothing here reads process.env or calls process.exit.
+ */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  let program: Command | undefined;
+  const ctx = new CliContext(io, () => program?.opts<GlobalOptions>() ?? {});
+  program = buildProgram(io, ctx);
+  const flagToken = tokenInArgv(argv);
+  if (flagToken) ctx.secrets.add(flagToken);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT.ok;
+  } catch (err) {
+    return report(err, io, ctx.secrets);
+  }
+}
+
+/** Prints a failure on stderr (never a secret) and picks the exit code. */
+function report(err: unknown, io: CliIo, secrets: ReadonlySet<string>): number {
+  // Commander has already printed its own message (or the help); only the code is left to choose.
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  const write = (text: string) => io.stderr.write(`${redact(text, secrets)}\n`);
+  if (err instanceof ApiError) {
+    write(`error: ${err.message} (${err.code}${err.status ? `, HTTP ${err.status}` : ''})`);
+    const details = Object.entries(err.details);
+    if (details.length > 0) write(`details: ${JSON.stringify(err.details)}`);
+    return err.exitCode;
+  }
+  if (err instanceof CliError) {
+    write(`error: ${err.message}`);
+    return err.exitCode;
+  }
+  // A bug or an unexpected failure (e.g. from the server code under `serve`): say what it was, no stack dump.
+  write(`error: ${err instanceof Error ? err.message : String(err)}`);
+  return EXIT.api;
+}
+
+function redact(text: string, secrets: ReadonlySet<string>): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('***');
+  return out;
+}
+
+/** The value of `--token X` / `--token=X`, known before parsing so even a parse error cannot print it. */
+function tokenInArgv(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] ?? '';
+    if (arg === '--token') return argv[i + 1];
+    if (arg.startsWith('--token=')) return arg.slice('--token='.length);
+  }
+  return undefined;
+}

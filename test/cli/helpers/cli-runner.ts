@@ -1,0 +1,31 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../../src/cli/run.js';
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export const FIXED_NOW = new Date('2030-01-01T00:00:00.000Z');
+
+/** Runs the CLI in-process with captured output, the given environment only, and a fixed clock. */
+export async function runCli(argv: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: { write: (chunk: string) => (stdout += chunk) },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    env,
+    now: () => FIXED_NOW,
+  });
+  return { code, stdout, stderr };
+}
+
+/** A private temporary directory for config files, removed by the returned cleanup. */
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'leasehold-cli-'));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,74 @@
+/** Contract-shaped API objects (see the v1 contract) for the fake server to answer with. */
+
+export const PROJECT_ID = '7d5e3c1a-2b4f-4e6d-8a9b-0c1d2e3f4a5b';
+export const USER_ID = '3a2b1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
+export const TOKEN_ID = 'c0ffee00-1234-4567-89ab-cdef01234567';
+export const NODE_ID = '0b6a5c3e-1111-4aaa-8aaa-000000000001';
+export const NODE_ID_2 = '0b6a5c3e-1111-4aaa-8aaa-000000000002';
+
+export const project = {
+  id: PROJECT_ID,
+  name: 'physics-lab',
+  description: 'Physics department',
+  quota: { max_nodes: null, max_lease_duration: 'P5D' },
+  created_at: '2029-12-01T10:00:00.000Z',
+  updated_at: '2029-12-02T10:00:00.000Z',
+};
+
+export const user = {
+  id: USER_ID,
+  name: 'alice',
+  project_id: PROJECT_ID,
+  role: 'member',
+  created_at: '2029-12-03T10:00:00.000Z',
+};
+
+export const me = { user, project: { id: PROJECT_ID, name: 'physics-lab' } };
+export const adminMe = {
+  user: { id: USER_ID, name: 'admin', project_id: null, role: 'admin', created_at: '2029-12-01T00:00:00.000Z' },
+  project: null,
+};
+
+export const token = {
+  id: TOKEN_ID,
+  prefix: 'lh_abc123',
+  user_id: USER_ID,
+  description: 'CI',
+  created_at: '2030-01-01T00:00:00.000Z',
+  expires_at: null,
+  revoked_at: null,
+};
+
+export const GIB = 2 ** 30;
+
+export const node = {
+  id: NODE_ID,
+  name: 'gpu-01',
+  resource_class: 'baremetal.gpu',
+  owner: PROJECT_ID,
+  owner_project: { id: PROJECT_ID, name: 'physics-lab' },
+  lessee: null,
+  facts: { memory: 65536 * 2 ** 20, disk: 480 * GIB, cpus: 32, gpus: 1, cpu_arch: 'x86_64', resource_class: 'baremetal.gpu', boot_mode: 'uefi' },
+  properties: { memory_mb: 65536, local_gb: 480, cpus: 32, gpus: 1, cpu_arch: 'x86_64', capabilities: 'boot_mode:uefi' },
+  traits: ['CUSTOM_GPU_A100'],
+  power_state: 'power off',
+  provision_state: 'available',
+  target_provision_state: null,
+  maintenance: false,
+  maintenance_reason: null,
+  last_error: null,
+  console_enabled: false,
+  synced_at: '2030-01-01T00:00:00.000Z',
+};
+
+export const node2 = {
+  ...node,
+  id: NODE_ID_2,
+  name: 'old-01',
+  owner: 'legacy-team',
+  owner_project: null,
+  resource_class: 'baremetal.compute',
+  facts: { memory: 8192 * 2 ** 20, disk: 2000 * GIB, cpus: 4, gpus: 0, cpu_arch: 'aarch64' },
+  maintenance: true,
+  maintenance_reason: 'bad DIMM',
+};

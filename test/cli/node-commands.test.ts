@@ -1,0 +1,198 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { apiError, FakeApi } from './helpers/fake-api.js';
+import { runCli } from './helpers/cli-runner.js';
+import { node, NODE_ID, NODE_ID_2, node2, PROJECT_ID } from './helpers/fixtures.js';
+
+let api: FakeApi;
+
+beforeEach(async () => {
+  api = await new FakeApi().start();
+});
+afterEach(() => api.stop());
+
+const cli = (...argv: string[]) =>
+  runCli(argv, { LEASEHOLD_URL: api.url, LEASEHOLD_TOKEN: 'lh_test', LEASEHOLD_CONFIG: '/nonexistent/leasehold.json' });
+
+describe('leasehold node list', () => {
+  it('prints one row per node with owner names, human sizes and the full id', async () => {
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [node, node2], next: null } });
+    const result = await cli('node', 'list');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'NAME    ID                                    OWNER        RESOURCE CLASS     MEMORY  CPUS  GPUS  DISK     ARCH     POWER      PROVISION STATE  MAINT',
+        `gpu-01  ${NODE_ID}  physics-lab  baremetal.gpu      64 GiB  32    1     515 GB   x86_64   power off  available        no`,
+        `old-01  ${NODE_ID_2}  legacy-team  baremetal.compute  8 GiB   4     0     2.14 TB  aarch64  power off  available        yes`,
+        '',
+      ].join('\n'),
+    );
+    expect(result.stderr).toBe('');
+  });
+
+  it('passes the filters as query parameters', async () => {
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [], next: null } });
+    const result = await cli(
+      'node', 'list', '--owner', 'physics-lab', '--resource-class', 'baremetal.gpu', '--provision-state', 'available',
+      '--power-state', 'power on', '--maintenance', 'false', '--limit', '50',
+    );
+
+    expect(api.only().query).toEqual({
+      owner: 'physics-lab',
+      resource_class: 'baremetal.gpu',
+      provision_state: 'available',
+      power_state: 'power on',
+      maintenance: 'false',
+      limit: '50',
+    });
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('no nodes found\n');
+  });
+
+  it('refuses a bad --maintenance or --limit (exit 2)', async () => {
+    expect((await cli('node', 'list', '--maintenance', 'yes')).code).toBe(2);
+    expect((await cli('node', 'list', '--limit', '0')).code).toBe(2);
+    expect((await cli('node', 'list', '--limit', '12abc')).code).toBe(2);
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('prints the first page and a hint with the marker when there are more', async () => {
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [node], next: `/v1/nodes?limit=1&marker=${NODE_ID}` } });
+    const result = await cli('node', 'list', '--limit', '1');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')).toHaveLength(3);
+    expect(result.stderr).toBe(`more: --all or --marker ${NODE_ID}\n`);
+  });
+
+  it('--marker asks for the page after that item', async () => {
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [node2], next: null } });
+    await cli('node', 'list', '--marker', NODE_ID);
+    expect(api.only().query).toEqual({ marker: NODE_ID });
+  });
+
+  it('--all follows the next links, keeping the filters the server put in them', async () => {
+    api.on('GET', '/v1/nodes', (request) =>
+      request.query.marker === undefined
+        ? { status: 200, body: { nodes: [node], next: `/v1/nodes?owner=physics-lab&limit=1&marker=${NODE_ID}` } }
+        : { status: 200, body: { nodes: [node2], next: null } },
+    );
+    const result = await cli('node', 'list', '--all', '--owner', 'physics-lab', '--limit', '1');
+
+    expect(api.requests.map((r) => r.query)).toEqual([
+      { owner: 'physics-lab', limit: '1' },
+      { owner: 'physics-lab', limit: '1', marker: NODE_ID },
+    ]);
+    expect(api.requests.every((r) => r.headers.authorization === 'Bearer lh_test')).toBe(true);
+    expect(result.stdout).toContain('gpu-01');
+    expect(result.stdout).toContain('old-01');
+    expect(result.stderr).toBe('');
+  });
+
+  it('--all --json prints one document in the server shape with every item', async () => {
+    api.on('GET', '/v1/nodes', (request) =>
+      request.query.marker === undefined
+        ? { status: 200, body: { nodes: [node], next: `/v1/nodes?marker=${NODE_ID}` } }
+        : { status: 200, body: { nodes: [node2], next: null } },
+    );
+    const result = await cli('node', 'list', '--all', '--json');
+    expect(JSON.parse(result.stdout)).toEqual({ nodes: [node, node2], next: null });
+  });
+
+  it('--json prints the server page exactly, pretty, with the hint on stderr', async () => {
+    const page = { nodes: [node], next: `/v1/nodes?marker=${NODE_ID}` };
+    api.on('GET', '/v1/nodes', { status: 200, body: page });
+    const result = await cli('node', 'list', '--json');
+    expect(result.stdout).toBe(`${JSON.stringify(page, null, 2)}\n`);
+    expect(result.stderr).toBe(`more: --all or --marker ${NODE_ID}\n`);
+  });
+
+  it('follows next links under a server URL with a path prefix', async () => {
+    api.on('GET', '/prefix/v1/nodes', (request) =>
+      request.query.marker === undefined
+        ? { status: 200, body: { nodes: [node], next: `/v1/nodes?marker=${NODE_ID}` } }
+        : { status: 200, body: { nodes: [node2], next: null } },
+    );
+    const result = await runCli(['node', 'list', '--all', '--url', `${api.url}/prefix/`], { LEASEHOLD_TOKEN: 't0ken', LEASEHOLD_CONFIG: '/nonexistent' });
+    expect(result.code).toBe(0);
+    expect(api.requests.map((r) => r.url)).toEqual(['/prefix/v1/nodes', `/prefix/v1/nodes?marker=${NODE_ID}`]);
+  });
+});
+
+describe('leasehold node show, set-owner, sync', () => {
+  it('show prints the node as fields, with the extra facts and traits', async () => {
+    const busy = { ...node2, target_provision_state: 'active', provision_state: 'deploying', last_error: 'line one\nline two', traits: ['A', 'B'] };
+    api.on('GET', `/v1/nodes/${NODE_ID_2}`, { status: 200, body: busy });
+    const result = await cli('node', 'show', NODE_ID_2);
+
+    expect(result.stdout).toBe(
+      [
+        'FIELD            VALUE',
+        `id               ${NODE_ID_2}`,
+        'name             old-01',
+        'owner            legacy-team',
+        'lessee           -',
+        'resource class   baremetal.compute',
+        'memory           8 GiB',
+        'cpus             4',
+        'gpus             0',
+        'disk             2.14 TB',
+        'cpu arch         aarch64',
+        'traits           A, B',
+        'power state      power off',
+        'provision state  deploying -> active',
+        'maintenance      yes: bad DIMM',
+        'last error       line one',
+        '                 line two',
+        'console enabled  no',
+        'synced at        2030-01-01T00:00:00.000Z',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('show names the owner project and id, and lists other facts', async () => {
+    api.on('GET', `/v1/nodes/${NODE_ID}`, { status: 200, body: node });
+    const result = await cli('node', 'show', NODE_ID);
+    expect(result.stdout).toContain(`owner            physics-lab (${PROJECT_ID})\n`);
+    expect(result.stdout).toContain('fact boot_mode   uefi\n');
+  });
+
+  it('show of a node you cannot see prints the 404 and exits 1', async () => {
+    api.on('GET', '/v1/nodes/nope', apiError(404, 'not_found', 'node nope not found'));
+    const result = await cli('node', 'show', 'nope');
+    expect(result).toMatchObject({ code: 1, stdout: '', stderr: 'error: node nope not found (not_found, HTTP 404)\n' });
+  });
+
+  it('set-owner sends the project, or null with --none', async () => {
+    api.on('PATCH', `/v1/nodes/${NODE_ID}`, { status: 200, body: node });
+    await cli('node', 'set-owner', NODE_ID, 'physics-lab');
+    await cli('node', 'set-owner', NODE_ID, '--none');
+    expect(api.requests.map((r) => [r.method, r.body])).toEqual([
+      ['PATCH', { owner: 'physics-lab' }],
+      ['PATCH', { owner: null }],
+    ]);
+  });
+
+  it('set-owner needs exactly one of a project and --none (exit 2)', async () => {
+    expect((await cli('node', 'set-owner', NODE_ID)).code).toBe(2);
+    expect((await cli('node', 'set-owner', NODE_ID, 'p', '--none')).code).toBe(2);
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('sync posts and prints the counts', async () => {
+    const counts = { added: 2, updated: 1, removed: 0, unchanged: 5 };
+    api.on('POST', '/v1/nodes/sync', { status: 200, body: counts });
+    const result = await cli('node', 'sync');
+    expect(api.only().method).toBe('POST');
+    expect(result.stdout).toBe('FIELD      VALUE\nadded      2\nupdated    1\nremoved    0\nunchanged  5\n');
+    expect(JSON.parse((await cli('node', 'sync', '--json')).stdout)).toEqual(counts);
+  });
+
+  it('sync as a non-admin prints the 403 and exits 1', async () => {
+    api.on('POST', '/v1/nodes/sync', apiError(403, 'forbidden', 'only an operator (admin) can sync the inventory'));
+    const result = await cli('node', 'sync');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('error: only an operator (admin) can sync the inventory (forbidden, HTTP 403)\n');
+  });
+});
