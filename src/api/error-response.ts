@@ -48,10 +48,14 @@ export function errorResponse(err: LeaseholdError): { status: number; body: Erro
   return { status, body: { error: { code: err.code, message: err.message, details } } };
 }
 
+/** Hono's validation targets, as a client knows them. */
+const TARGET_NAMES: Readonly<Record<string, string>> = { json: 'body', query: 'query', param: 'path', header: 'header' };
+
 /** A schema validation failure, naming each offending field. */
 export function validationError(error: ZodError, target: string): InvalidRequestError {
+  const where = TARGET_NAMES[target] ?? target;
   const issues = error.issues.map((issue) => ({
-    field: [target, ...issue.path.map(String)].join('.'),
+    field: [where, ...issue.path.map(String)].join('.'),
     message: issue.message,
   }));
   const summary = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
