@@ -95,7 +95,7 @@ export async function removeCredentials(path: string): Promise<boolean> {
 
 /**
  * Precedence, per setting: `--url`/`--token` > `LEASEHOLD_URL`/`LEASEHOLD_TOKEN` > config file > default URL.
- * The config file is read only when a flag or variable does not already decide both settings.
+ * A saved token is used only with its own saved URL. The config file is read only when a flag or variable does not already decide both settings.
  */
 export async function resolveSettings(flags: { url?: string; token?: string }, env: Env): Promise<ClientSettings> {
   const path = configPath(env);
@@ -116,7 +116,13 @@ export async function resolveSettings(flags: { url?: string; token?: string }, e
   let tokenSource: SettingSource | undefined;
   if (flagToken) [token, tokenSource] = [flagToken, '--token'];
   else if (envToken) [token, tokenSource] = [envToken, 'LEASEHOLD_TOKEN'];
-  else if (saved) [token, tokenSource] = [saved.token, 'config file'];
+  // The saved token belongs to the saved server: never send it to another URL chosen by flag or variable.
+  else if (saved && sameServer(saved.url, url)) [token, tokenSource] = [saved.token, 'config file'];
 
   return { url, urlSource, token, tokenSource, configPath: path };
+}
+
+function sameServer(a: string, b: string): boolean {
+  const normal = (u: string) => u.trim().replace(/\/+$/, '').toLowerCase();
+  return normal(a) === normal(b);
 }

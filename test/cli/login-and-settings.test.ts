@@ -138,11 +138,19 @@ describe('leasehold whoami and where settings come from', () => {
     expect(result.stdout).toContain('token from  --token');
   });
 
-  it('takes each setting from its own highest source (env URL, config token)', async () => {
-    await saveConfig('http://127.0.0.1:9', 'lh_from-config');
+  it('uses the saved token with the saved server when only the URL variable repeats it', async () => {
+    await saveConfig(`${api.url}/`, 'lh_from-config');
     const result = await runCli(['whoami'], { LEASEHOLD_CONFIG: config, LEASEHOLD_URL: api.url });
     expect(result.code).toBe(0);
     expect(api.only().headers.authorization).toBe('Bearer lh_from-config');
+  });
+
+  it('never sends the saved token to a different server named by LEASEHOLD_URL', async () => {
+    await saveConfig('http://127.0.0.1:9', 'lh_from-config');
+    api.on('GET', '/v1/me', apiError(401, 'unauthenticated', 'a token is required'));
+    const result = await runCli(['whoami'], { LEASEHOLD_CONFIG: config, LEASEHOLD_URL: api.url });
+    expect(result.code).toBe(1);
+    expect(api.only().headers.authorization).toBeUndefined();
   });
 
   it('falls back to http://127.0.0.1:8080 with no token when nothing is configured', async () => {
