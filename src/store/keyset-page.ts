@@ -1,0 +1,56 @@
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { InvalidRequestError } from '../domain/errors.js';
+import type { Page, PageRequest } from './store.js';
+
+export const MAX_PAGE_LIMIT = 1000;
+
+export interface KeysetSpec<O> {
+  /** The column markers hold, e.g. sql`n.id`. */
+  readonly id: Expression<unknown>;
+  /** The listing order, most significant first, ending with the id so every row has a unique position. */
+  readonly sortKey: readonly Expression<unknown>[];
+  readonly idOf: (row: O) => string;
+}
+
+/**
+ * One page of `query` (already filtered and selected, not yet ordered or limited) in `spec.sortKey` order,
+ * starting after the row whose id is `page.marker`. Keyset rather than offset: stable while rows are added,
+ * and as cheap on page 100 as on page 1.
+ *
+ * The marker's position is looked up through `markerQuery` (by default `query` itself): it must apply the
+ * caller's visibility, so a marker the caller may not see is refused like one that never existed (no probing
+ * for hidden rows through pagination), but it may be looser than `query`, so that a row which stopped matching
+ * between two page requests still marks a position.
+ */
+export async function keysetPage<DB, TB extends keyof DB, O, MDB, MTB extends keyof MDB, MO>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  spec: KeysetSpec<O>,
+  page: PageRequest,
+  markerQuery?: SelectQueryBuilder<MDB, MTB, MO>,
+): Promise<Page<O>> {
+  const { limit } = page;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new InvalidRequestError(`limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`, { details: { field: 'limit' } });
+  }
+  let ordered = query;
+  if (page.marker !== undefined && page.marker !== null) {
+    const marker = page.marker;
+    const markerKey = ((markerQuery ?? query) as SelectQueryBuilder<DB, TB, O>)
+      .clearSelect()
+      .select(spec.sortKey.map((key, i) => sql`${key}`.as(`k${i}`)) as never)
+      .where(sql<SqlBool>`${spec.id}::text = ${marker}`);
+    if (!(await markerKey.executeTakeFirst())) {
+      throw new InvalidRequestError(`marker ${JSON.stringify(marker)} names no item of this list`, {
+        details: { field: 'marker' },
+      });
+    }
+    // Compared in SQL, not through values read back: a timestamp with microseconds would not survive the
+    // trip through a JS Date. Inside the subquery its own table aliases shadow the outer query's.
+    ordered = ordered.where(sql<SqlBool>`(${sql.join(spec.sortKey)}) > (${markerKey})`);
+  }
+  for (const key of spec.sortKey) ordered = ordered.orderBy(key as never);
+  const rows = await ordered.limit(limit + 1).execute();
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextMarker: rows.length > limit && last !== undefined ? spec.idOf(last) : null };
+}

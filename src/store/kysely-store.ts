@@ -1,0 +1,269 @@
+import { sql, type Kysely } from 'kysely';
+import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
+import { isUuid } from '../domain/ids.js';
+import type { InventoryNode, NodeView } from '../domain/inventory.js';
+import type { Database } from './database.js';
+import { translateDbError } from './db-errors.js';
+import { keysetPage } from './keyset-page.js';
+import { authenticate } from './queries/authenticate.js';
+import { bootstrapAdmin } from './queries/bootstrap-admin.js';
+import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
+import { syncNodes } from './queries/sync-nodes.js';
+import { upsertNodes } from './queries/upsert-nodes.js';
+import { toInventoryNode, toNodeView, toProject, toToken, toUser } from './row-mappers.js';
+import type {
+  NewProject,
+  NewToken,
+  NewUser,
+  NodeFilter,
+  NodeRecord,
+  NodeVisibility,
+  Page,
+  PageRequest,
+  ProjectPatch,
+  Store,
+  SyncResult,
+} from './store.js';
+
+/**
+ * The Store on Kysely, for PGlite and PostgreSQL alike (same SQL, same migrations). Every method translates
+ * database errors into the domain's (db-errors.ts). Ids of Leasehold's own rows are UUIDs: a non-UUID id is
+ * answered as "not found" before it reaches PostgreSQL, which would otherwise fail the cast.
+ */
+export class KyselyStore implements Store {
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly engine: 'pglite' | 'postgres',
+  ) {}
+
+  ping(): Promise<void> {
+    return this.guard(async () => {
+      await sql`select 1`.execute(this.db);
+    });
+  }
+
+  /** Idempotent: a second call waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= this.db.destroy();
+    return this.closing;
+  }
+
+  createProject(input: NewProject, now: Date): Promise<Project> {
+    return this.guard(async () => {
+      const row = await this.db
+        .insertInto('projects')
+        .values({
+          name: input.name,
+          description: input.description ?? '',
+          quota: JSON.stringify(input.quota ?? {}),
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toProject(row);
+    });
+  }
+
+  findProject(idOrName: string): Promise<Project | null> {
+    return this.guard(async () => {
+      // By id first: a project named like another project's id must not shadow that project.
+      if (isUuid(idOrName)) {
+        const byId = await this.db.selectFrom('projects').selectAll().where('id', '=', idOrName).executeTakeFirst();
+        if (byId) return toProject(byId);
+      }
+      const byName = await this.db.selectFrom('projects').selectAll().where('name', '=', idOrName).executeTakeFirst();
+      return byName ? toProject(byName) : null;
+    });
+  }
+
+  listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>> {
+    return this.guard(async () => {
+      let query = this.db.selectFrom('projects').selectAll();
+      if (filter.ids !== undefined) {
+        const ids = filter.ids.filter(isUuid);
+        // `in ()` is not SQL; an empty allow-list matches nothing.
+        query = ids.length > 0 ? query.where('id', 'in', ids) : query.where(sql<boolean>`false`);
+      }
+      const result = await keysetPage(query, { id: sql`id`, sortKey: [sql`name`, sql`id`], idOf: (row) => row.id }, page);
+      return { items: result.items.map(toProject), nextMarker: result.nextMarker };
+    });
+  }
+
+  updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project> {
+    return this.guard(async () => {
+      if (!isUuid(id)) throw new NotFoundError('project', id);
+      const row = await this.db
+        .updateTable('projects')
+        .set({
+          updated_at: now,
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.description !== undefined && { description: patch.description }),
+          ...(patch.quota !== undefined && { quota: JSON.stringify(patch.quota) }),
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new NotFoundError('project', id);
+      return toProject(row);
+    });
+  }
+
+  createUser(input: NewUser, now: Date): Promise<User> {
+    return this.guard(async () => {
+      if (input.project_id === null && input.role !== 'admin') {
+        throw new InvalidRequestError(`a ${input.role} must belong to a project`, { details: { field: 'project_id' } });
+      }
+      if (input.project_id !== null && !isUuid(input.project_id)) throw new NotFoundError('project', input.project_id);
+      const row = await this.db
+        .insertInto('users')
+        .values({ name: input.name, project_id: input.project_id, role: input.role, created_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toUser(row);
+    });
+  }
+
+  getUser(id: string): Promise<User | null> {
+    return this.guard(async () => {
+      if (!isUuid(id)) return null;
+      const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toUser(row) : null;
+    });
+  }
+
+  listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>> {
+    return this.guard(async () => {
+      let query = this.db.selectFrom('users').selectAll();
+      if (filter.project_id !== undefined) {
+        query = isUuid(filter.project_id) ? query.where('project_id', '=', filter.project_id) : query.where(sql<boolean>`false`);
+      }
+      const result = await keysetPage(query, { id: sql`id`, sortKey: [sql`name`, sql`id`], idOf: (row) => row.id }, page);
+      return { items: result.items.map(toUser), nextMarker: result.nextMarker };
+    });
+  }
+
+  createToken(input: NewToken, now: Date): Promise<ApiToken> {
+    return this.guard(async () => {
+      if (!isUuid(input.user_id)) throw new NotFoundError('user', input.user_id);
+      const row = await this.db
+        .insertInto('api_tokens')
+        .values({
+          user_id: input.user_id,
+          token_hash: input.token_hash,
+          prefix: input.prefix,
+          description: input.description ?? '',
+          created_at: now,
+          expires_at: input.expires_at ?? null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toToken(row);
+    });
+  }
+
+  getToken(id: string): Promise<ApiToken | null> {
+    return this.guard(async () => {
+      if (!isUuid(id)) return null;
+      const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toToken(row) : null;
+    });
+  }
+
+  listTokens(
+    filter: { readonly user_id?: string; readonly project_id?: string },
+    page: PageRequest,
+  ): Promise<Page<ApiToken>> {
+    return this.guard(async () => {
+      let query = this.db.selectFrom('api_tokens as t').selectAll('t');
+      const ids = [filter.user_id, filter.project_id].filter((id): id is string => id !== undefined);
+      if (!ids.every(isUuid)) {
+        query = query.where(sql<boolean>`false`);
+      } else {
+        if (filter.user_id !== undefined) query = query.where('t.user_id', '=', filter.user_id);
+        if (filter.project_id !== undefined) {
+          const projectId = filter.project_id;
+          query = query.where('t.user_id', 'in', (eb) =>
+            eb.selectFrom('users').select('users.id').where('users.project_id', '=', projectId),
+          );
+        }
+      }
+      const result = await keysetPage(
+        query,
+        { id: sql`t.id`, sortKey: [sql`t.created_at`, sql`t.id`], idOf: (row) => row.id },
+        page,
+      );
+      return { items: result.items.map(toToken), nextMarker: result.nextMarker };
+    });
+  }
+
+  revokeToken(id: string, now: Date): Promise<ApiToken> {
+    return this.guard(async () => {
+      if (!isUuid(id)) throw new NotFoundError('token', id);
+      const row = await this.db
+        .updateTable('api_tokens')
+        // The first revocation time stands: revoking again changes nothing.
+        .set({ revoked_at: sql<Date>`coalesce(revoked_at, ${now})` })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new NotFoundError('token', id);
+      return toToken(row);
+    });
+  }
+
+  authenticate(tokenHash: string, now: Date): Promise<Principal | null> {
+    return this.guard(() => authenticate(this.db, tokenHash, now));
+  }
+
+  bootstrapAdmin(
+    input: { readonly userName: string; readonly token: Omit<NewToken, 'user_id'> },
+    now: Date,
+  ): Promise<boolean> {
+    return this.guard(() => bootstrapAdmin(this.db, input, now));
+  }
+
+  syncNodes(nodes: readonly NodeRecord[], now: Date): Promise<SyncResult> {
+    return this.guard(() => syncNodes(this.db, nodes, now));
+  }
+
+  upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode> {
+    return this.guard(async () => {
+      const [row] = await upsertNodes(this.db, [node], now);
+      if (!row) throw new Error(`upsert of node ${node.id} returned no row`);
+      return toInventoryNode(row);
+    });
+  }
+
+  getNode(id: string, visibility: NodeVisibility): Promise<NodeView | null> {
+    return this.guard(async () => {
+      const row = await nodeViewQuery(this.db, visibility).where('n.id', '=', id).executeTakeFirst();
+      return row ? toNodeView(row) : null;
+    });
+  }
+
+  listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>> {
+    return this.guard(async () => {
+      const result = await keysetPage(
+        nodeViewQuery(this.db, visibility, filter),
+        { id: sql`n.id`, sortKey: NODE_SORT_KEY, idOf: (row) => row.id },
+        page,
+        // The last node of a page may change or vanish before the next request; its position still counts.
+        nodeViewQuery(this.db, visibility, {}, { includeRemoved: true }),
+      );
+      return { items: result.items.map(toNodeView), nextMarker: result.nextMarker };
+    });
+  }
+
+  /** Runs `fn`, turning database errors into the domain's. */
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw translateDbError(err);
+    }
+  }
+}

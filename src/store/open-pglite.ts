@@ -1,0 +1,53 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
+import { migrate, type MigrateOptions } from './migrate.js';
+import { PGliteDialect } from './pglite-dialect.js';
+
+export const MEMORY_DATA_DIR = 'memory://';
+
+/**
+ * A migrated in-memory database, as a data-directory image. Starting PGlite from an image skips initdb and the
+ * migrations (~0.4 s instead of ~1.5 s), which is what makes a fresh database per test affordable. Built once
+ * per process, on first use.
+ */
+let memoryImage: Promise<Blob> | null = null;
+
+/**
+ * Opens PGlite with the btree_gist extension and applies the migrations: in memory for `memory://` (tests), else
+ * with its files in `<dataDir>/pgdata`. Returns the Kysely dialect that owns the instance.
+ */
+export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 'logger'> = {}): Promise<PGliteDialect> {
+  let pglite: PGlite;
+  if (dataDir === MEMORY_DATA_DIR) {
+    memoryImage ??= buildMemoryImage().catch((err: unknown) => {
+      memoryImage = null; // let a later call try again
+      throw err;
+    });
+    pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist }, loadDataDir: await memoryImage });
+  } else {
+    const pgdata = join(dataDir, 'pgdata');
+    await mkdir(pgdata, { recursive: true, mode: 0o700 });
+    pglite = await PGlite.create(pgdata, { extensions: { btree_gist } });
+  }
+  const dialect = new PGliteDialect(pglite);
+  try {
+    // A no-op on a current image; on a data directory from an older version it brings the schema up to date.
+    await migrate((fn) => dialect.runExclusive(fn), options);
+  } catch (err) {
+    await pglite.close().catch(() => undefined);
+    throw err;
+  }
+  return dialect;
+}
+
+async function buildMemoryImage(): Promise<Blob> {
+  const pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist } });
+  try {
+    await migrate((fn) => new PGliteDialect(pglite).runExclusive(fn));
+    return await pglite.dumpDataDir('none');
+  } finally {
+    await pglite.close();
+  }
+}

@@ -1,0 +1,83 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { BackendUnavailableError } from '../domain/errors.js';
+import type { Database } from './database.js';
+import { isConnectionError } from './db-errors.js';
+import { KyselyStore } from './kysely-store.js';
+import { migrate } from './migrate.js';
+import { openPGlite } from './open-pglite.js';
+import type { SessionRunner } from './sql-session.js';
+import type { Store } from './store.js';
+
+export interface StoreLogger {
+  info(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
+}
+
+export interface OpenStoreOptions {
+  /** postgres://… — use PostgreSQL; otherwise embedded PGlite. */
+  readonly databaseUrl?: string;
+  /** PGlite keeps its files in `<dataDir>/pgdata`; `memory://` keeps them in memory (tests). */
+  readonly dataDir: string;
+  readonly logger?: StoreLogger;
+}
+
+/** Enough for one replica's concurrent requests; many replicas × 10 stays under PostgreSQL's default 100. */
+const POOL_SIZE = 10;
+
+/** Opens the store on PostgreSQL (when `databaseUrl` is set) or PGlite, migrated and ready. */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.logger);
+  const dialect = await openPGlite(options.dataDir, { logger: options.logger });
+  return new KyselyStore(new Kysely<Database>({ dialect }), 'pglite');
+}
+
+async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, connectionTimeoutMillis: 10_000 });
+  // An idle pooled connection that dies (server restart) emits 'error' on the pool; unhandled, it would crash
+  // the process. The pool drops that client and the next query opens a fresh one.
+  pool.on('error', (err) => (logger?.warn ?? logger?.info)?.call(logger, { err }, 'idle database connection lost'));
+  try {
+    await migrate(pgSessions(pool), { logger });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    if (isConnectionError(err)) {
+      throw new BackendUnavailableError(`cannot reach PostgreSQL at ${redactUrl(databaseUrl)}`, { cause: err });
+    }
+    throw err;
+  }
+  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+}
+
+/** One pooled client per session; a query without parameters uses the simple protocol (multi-statement). */
+function pgSessions(pool: pg.Pool): SessionRunner {
+  return async (fn) => {
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      return await fn({
+        query: async (text, params = []) => (await client.query(text, [...params])).rows,
+        exec: async (script) => {
+          await client.query(script);
+        },
+      });
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      // A session that failed may be mid-transaction or broken: destroy it rather than pool it.
+      client.release(failure);
+    }
+  };
+}
+
+/** The URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable DATABASE_URL)';
+  }
+}

@@ -1,0 +1,131 @@
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import { AsyncMutex } from './async-mutex.js';
+import type { SqlSession } from './sql-session.js';
+
+/**
+ * Kysely on PGlite, reusing Kysely's PostgreSQL adapter, compiler and introspector. Written here because the
+ * published kysely-pglite-dialect pins PGlite <= 0.4. PGlite has one session, so the driver hands out one
+ * connection at a time (an async mutex); a Kysely transaction holds it from `begin` to `commit`.
+ */
+export class PGliteDialect implements Dialect {
+  private readonly mutex = new AsyncMutex();
+
+  constructor(private readonly pglite: PGlite) {}
+
+  createDriver(): Driver {
+    return new PGliteDriver(this.pglite, this.mutex);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new PostgresQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return new PostgresAdapter();
+  }
+
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new PostgresIntrospector(db);
+  }
+
+  /**
+   * Runs `fn` with exclusive use of the session, outside Kysely (migrations need `exec` for multi-statement
+   * files). Shares the driver's mutex, so it never interleaves with Kysely's queries or transactions.
+   */
+  runExclusive<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    return this.mutex.runExclusive(() =>
+      fn({
+        query: async <R>(sqlText: string, params: readonly unknown[] = []) =>
+          (await this.pglite.query<R>(sqlText, [...params])).rows,
+        exec: async (script: string) => {
+          await this.pglite.exec(script);
+        },
+      }),
+    );
+  }
+}
+
+class PGliteDriver implements Driver {
+  private readonly connection: PGliteConnection;
+  /** The release function of the current holder, if any. */
+  private release: (() => void) | null = null;
+
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly mutex: AsyncMutex,
+  ) {
+    this.connection = new PGliteConnection(pglite);
+  }
+
+  async init(): Promise<void> {
+    await this.pglite.waitReady;
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    this.release = await this.mutex.acquire();
+    return this.connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    let statement = 'begin';
+    if (settings.isolationLevel) statement += ` isolation level ${settings.isolationLevel}`;
+    if (settings.accessMode) statement += ` ${settings.accessMode}`;
+    await connection.executeQuery(CompiledQuery.raw(statement));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(): Promise<void> {
+    const release = this.release;
+    this.release = null;
+    release?.();
+  }
+
+  /** Waits for the current holder (a running transaction finishes) before closing PGlite. */
+  async destroy(): Promise<void> {
+    await this.mutex.runExclusive(async () => {
+      if (!this.pglite.closed) await this.pglite.close();
+    });
+  }
+}
+
+class PGliteConnection implements DatabaseConnection {
+  constructor(private readonly pglite: PGlite) {}
+
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
+    const command = result.command?.toUpperCase();
+    const affects = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
+    return {
+      rows: result.rows,
+      // rowCount is this statement's count (affectedRows accumulates over a multi-statement query).
+      numAffectedRows: affects ? BigInt(result.rowCount ?? result.affectedRows ?? 0) : undefined,
+    };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported on PGlite');
+  }
+}

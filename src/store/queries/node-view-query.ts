@@ -1,0 +1,50 @@
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { Database } from '../database.js';
+import type { NodeFilter, NodeVisibility } from '../store.js';
+
+/** The owner project's columns, resolved from the raw `owner` at query time. */
+const ownerProjectId = sql<string | null>`coalesce(by_id.id, by_name.id)`;
+const ownerProjectName = sql<string | null>`coalesce(by_id.name, by_name.name)`;
+
+/**
+ * The base query behind getNode and listNodes: live nodes (not removed, unless asked) that `visibility`
+ * allows, with the raw Ironic `owner` resolved to a project by id or by name at read time — so a project
+ * created after the sync matches at once. Two plain joins rather than a correlated lookup (both are hash
+ * joins on unique keys); a match by id wins over a project that happens to be named like another's id.
+ */
+export function nodeViewQuery(
+  db: Kysely<Database>,
+  visibility: NodeVisibility,
+  filter: NodeFilter = {},
+  options: { readonly includeRemoved?: boolean } = {},
+) {
+  let query = db
+    .selectFrom('nodes as n')
+    .leftJoin('projects as by_id', (join) => join.on(sql<SqlBool>`by_id.id::text = n.owner`))
+    .leftJoin('projects as by_name', (join) => join.on(sql<SqlBool>`by_name.name = n.owner`))
+    .selectAll('n')
+    .select([ownerProjectId.as('owner_project_id'), ownerProjectName.as('owner_project_name')]);
+  if (!options.includeRemoved) query = query.where('n.removed_at', 'is', null);
+
+  if (visibility.kind === 'project') {
+    // The raw comparison narrows through the owner index; the resolved one keeps a project named like another
+    // project's id from seeing that project's nodes.
+    query = query
+      .where('n.owner', 'in', [visibility.projectId, visibility.projectName])
+      .where(sql<SqlBool>`${ownerProjectId} = ${visibility.projectId}`);
+  }
+  if (filter.owner !== undefined) {
+    const owner = filter.owner;
+    query = query.where(
+      sql<SqlBool>`(n.owner = ${owner} or ${ownerProjectId}::text = ${owner} or ${ownerProjectName} = ${owner})`,
+    );
+  }
+  if (filter.resource_class !== undefined) query = query.where('n.resource_class', '=', filter.resource_class);
+  if (filter.provision_state !== undefined) query = query.where('n.provision_state', '=', filter.provision_state);
+  if (filter.power_state !== undefined) query = query.where('n.power_state', '=', filter.power_state);
+  if (filter.maintenance !== undefined) query = query.where('n.maintenance', '=', filter.maintenance);
+  return query;
+}
+
+/** The listing order: name (unnamed nodes first), then id. Matches the nodes_sort_idx index. */
+export const NODE_SORT_KEY = [sql`coalesce(n.name, '')`, sql`n.id`] as const;

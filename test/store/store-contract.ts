@@ -1,0 +1,17 @@
+import { describe } from 'vitest';
+import type { Store } from '../../src/store/store.js';
+import { nodesContract } from './contract/nodes-contract.js';
+import { projectsContract } from './contract/projects-users-contract.js';
+import { tokensContract } from './contract/tokens-contract.js';
+
+/**
+ * The Store contract: what every engine must do, run by store.pglite.test.ts and store.postgres.test.ts.
+ * `openFreshStore` returns a migrated store over an empty database; the suite closes each one after its test.
+ */
+export function defineStoreContract(engine: string, openFreshStore: () => Promise<Store>): void {
+  describe(`Store contract on ${engine}`, () => {
+    projectsContract(openFreshStore);
+    tokensContract(openFreshStore);
+    nodesContract(openFreshStore);
+  });
+}
