@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { migrate, type MigrateOptions } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
 
@@ -20,6 +21,7 @@ let memoryImage: Promise<Blob> | null = null;
  */
 export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 'logger'> = {}): Promise<PGliteDialect> {
   let pglite: PGlite;
+  let lock: DataDirLock | null = null;
   if (dataDir === MEMORY_DATA_DIR) {
     memoryImage ??= buildMemoryImage().catch((err: unknown) => {
       memoryImage = null; // let a later call try again
@@ -29,14 +31,21 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
   } else {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true, mode: 0o700 });
-    pglite = await PGlite.create(pgdata, { extensions: { btree_gist } });
+    lock = await lockDataDir(dataDir);
+    try {
+      pglite = await PGlite.create(pgdata, { extensions: { btree_gist } });
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
   }
-  const dialect = new PGliteDialect(pglite);
+  const dialect = new PGliteDialect(pglite, lock ? () => lock.release() : undefined);
   try {
     // A no-op on a current image; on a data directory from an older version it brings the schema up to date.
     await migrate((fn) => dialect.runExclusive(fn), options);
   } catch (err) {
     await pglite.close().catch(() => undefined);
+    await lock?.release();
     throw err;
   }
   return dialect;

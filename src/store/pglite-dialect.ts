@@ -25,10 +25,14 @@ import type { SqlSession } from './sql-session.js';
 export class PGliteDialect implements Dialect {
   private readonly mutex = new AsyncMutex();
 
-  constructor(private readonly pglite: PGlite) {}
+  /** `onClose` runs after PGlite has closed (e.g. to release the data directory's lock). */
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly onClose?: () => Promise<void>,
+  ) {}
 
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite, this.mutex);
+    return new PGliteDriver(this.pglite, this.mutex, this.onClose);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -68,6 +72,7 @@ class PGliteDriver implements Driver {
   constructor(
     private readonly pglite: PGlite,
     private readonly mutex: AsyncMutex,
+    private readonly onClose?: () => Promise<void>,
   ) {
     this.connection = new PGliteConnection(pglite);
   }
@@ -107,6 +112,7 @@ class PGliteDriver implements Driver {
     await this.mutex.runExclusive(async () => {
       if (!this.pglite.closed) await this.pglite.close();
     });
+    await this.onClose?.();
   }
 }
 

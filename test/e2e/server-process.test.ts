@@ -81,3 +81,23 @@ describe('the real server process on the embedded store', () => {
     server = undefined;
   });
 });
+
+describe('the embedded store', () => {
+  it('refuses a second process on the same data directory instead of corrupting it, and recovers from a crash', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'leasehold-lock-'));
+    const env = { LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_SIMULATED_NODES: NODES, LEASEHOLD_ADMIN_TOKEN: 'lh_lock-test-admin' };
+    const first = await startServerProcess(env);
+    try {
+      await expect(startServerProcess(env)).rejects.toThrow(/in use by process \d+/);
+      first.kill(); // SIGKILL: the lock file stays behind
+      await new Promise((resolve) => first.proc.once('exit', resolve));
+      const second = await startServerProcess(env);
+      const res = await fetch(`${second.url}/v1/me`, { headers: { authorization: 'Bearer lh_lock-test-admin' } });
+      expect(res.status).toBe(200);
+      expect(await second.stop()).toBe(0);
+    } finally {
+      first.kill();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
