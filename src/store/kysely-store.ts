@@ -238,9 +238,14 @@ export class KyselyStore implements Store {
     });
   }
 
-  getNode(id: string, visibility: NodeVisibility): Promise<NodeView | null> {
+  getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null> {
     return this.guard(async () => {
-      const row = await nodeViewQuery(this.db, visibility).where('n.id', '=', id).executeTakeFirst();
+      // Ironic names are unique; an exact uuid match still wins over a node named like another's uuid.
+      const row = await nodeViewQuery(this.db, visibility)
+        .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
+        .orderBy(sql`n.id = ${idOrName}`, 'desc')
+        .limit(1)
+        .executeTakeFirst();
       return row ? toNodeView(row) : null;
     });
   }

@@ -136,7 +136,8 @@ export interface Store {
   syncNodes(nodes: readonly NodeRecord[], now: Date): Promise<SyncResult>;
   /** Inserts or updates one node (an on-demand refresh of a single node), un-removing it if needed. */
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
-  getNode(id: string, visibility: NodeVisibility): Promise<NodeView | null>;
+  /** By the driver's uuid or by the node's name (unique in Ironic). */
+  getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null>;
   /** Sorted by name, then id. */
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>>;
 }

@@ -66,6 +66,13 @@ describe('node inventory', () => {
     expect((await t.request('GET', `/v1/nodes/${NODE_IDS.gpuSmall}`, { token: physics.token })).status).toBe(200);
   });
 
+  it('finds a node by name as well as by uuid, as Ironic does', async () => {
+    const byName = await t.request('GET', '/v1/nodes/gpu-01', { token: physics.token });
+    expect(byName.status).toBe(200);
+    expect(byName.body.id).toBe(NODE_IDS.gpuSmall);
+    expect((await t.request('GET', '/v1/nodes/gpu-01', { token: bio.token })).status).toBe(404);
+  });
+
   it('an owner named in Ironic before its project existed resolves once the project is created', async () => {
     const id = '0b6a5c3e-1111-4aaa-8aaa-0000000000aa';
     t.driver.addNode({ uuid: id, name: 'late-01', owner: 'late-lab', properties: { memory_mb: 4096, cpus: 2, local_gb: 50, cpu_arch: 'x86_64' } });

@@ -35,7 +35,7 @@ const getNode = createRoute({
   method: 'get',
   path: '/v1/nodes/{id}',
   tags: ['nodes'],
-  summary: 'Show a node',
+  summary: 'Show a node by uuid or name',
   request: { params: IdParam },
   responses: { 200: jsonResponse(NodeSchema, 'The node'), ...errorResponses(401, 404) },
 });
@@ -102,7 +102,8 @@ export function nodeRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const { id } = c.req.valid('param');
     const visibility = nodeVisibility(principal);
-    if (!(await deps.store.getNode(id, visibility))) throw new NotFoundError('node', id);
+    const found = await deps.store.getNode(id, visibility);
+    if (!found) throw new NotFoundError('node', id);
     if (!canSetNodeOwner(principal)) throw new ForbiddenError("only an operator (admin) can change a node's owner");
     const { owner } = c.req.valid('json');
     let ownerId: string | null = null;
@@ -115,10 +116,10 @@ export function nodeRoutes(deps: ApiDeps) {
       }
       ownerId = project.id;
     }
-    await deps.driver.updateNode(id, { owner: ownerId });
-    await deps.inventory.refreshNode(id);
-    c.get('log').info({ node: id, owner: ownerId }, 'node owner set');
-    const node = await deps.store.getNode(id, visibility);
+    await deps.driver.updateNode(found.id, { owner: ownerId });
+    await deps.inventory.refreshNode(found.id);
+    c.get('log').info({ node: found.id, owner: ownerId }, 'node owner set');
+    const node = await deps.store.getNode(found.id, visibility);
     if (!node) throw new NotFoundError('node', id);
     return c.json(nodeJson(node), 200);
   });

@@ -31,6 +31,15 @@ export function nodesContract(open: OpenFreshStore): void {
       expect(node?.synced_at).toBeInstanceOf(Date);
     });
 
+    it('finds a node by its name as well as by its id, the id winning a clash', async () => {
+      const store = await fresh();
+      await store.syncNodes([nodeRecord('n1'), nodeRecord('n2', { name: 'n3' }), nodeRecord('n3', { name: 'other' })], T0);
+      expect((await store.getNode('node-n1', ALL))?.id).toBe('n1');
+      expect((await store.getNode('n3', ALL))?.id).toBe('n3');
+      expect((await store.getNode('other', ALL))?.id).toBe('n3');
+      expect(await store.getNode('node-nobody', ALL)).toBeNull();
+    });
+
     it('counts added, updated, unchanged and removed nodes', async () => {
       const store = await fresh();
       const first = await store.syncNodes([nodeRecord('a'), nodeRecord('b'), nodeRecord('c')], T0);
