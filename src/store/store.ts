@@ -1,5 +1,5 @@
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
-import type { InventoryNode, NodeFacts, NodeView } from '../domain/inventory.js';
+import type { InventoryNode, NodeView } from '../domain/inventory.js';
 
 /**
  * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
@@ -37,26 +37,8 @@ export interface NodeFilter {
   readonly maintenance?: boolean;
 }
 
-/** What the inventory sync writes for one node. */
-export interface NodeRecord {
-  readonly id: string;
-  readonly name: string | null;
-  readonly resource_class: string | null;
-  readonly owner: string | null;
-  readonly lessee: string | null;
-  readonly properties: Readonly<Record<string, unknown>>;
-  readonly traits: readonly string[];
-  readonly facts: NodeFacts;
-  readonly power_state: string | null;
-  readonly provision_state: string;
-  readonly target_provision_state: string | null;
-  readonly maintenance: boolean;
-  readonly maintenance_reason: string | null;
-  readonly last_error: string | null;
-  readonly console_enabled: boolean;
-  readonly extra: Readonly<Record<string, unknown>>;
-  readonly driver_updated_at: Date | null;
-}
+/** What the inventory sync writes for one node: everything but the time of the sync. */
+export type NodeRecord = Omit<InventoryNode, 'synced_at'>;
 
 export interface SyncResult {
   readonly added: number;

@@ -1,10 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
-import { Role, roleAtLeast, type ApiToken, type Principal, type User } from '../../domain/identity.js';
-import { canManageTokensOf, canSeeUser, isAdmin } from '../../domain/policy.js';
+import { Role, roleAtLeast, type ApiToken, type Principal } from '../../domain/identity.js';
+import { canManageTokensOf, isAdmin } from '../../domain/policy.js';
 import { issueToken } from '../../domain/tokens.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, NewTokenSchema, TokenSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { tokenJson } from '../serializers.js';
@@ -64,11 +65,6 @@ const revokeToken = createRoute({
 export function tokenRoutes(deps: ApiDeps) {
   const router = createRouter();
 
-  async function visibleUser(principal: Principal, id: string): Promise<User> {
-    const user = isUuid(id) ? await deps.store.getUser(id) : null;
-    if (!user || !canSeeUser(principal, user)) throw new NotFoundError('user', id);
-    return user;
-  }
 
   /** A token is visible to whoever may manage its user's tokens; others get 404. */
   async function manageableToken(principal: Principal, id: string): Promise<ApiToken> {
@@ -81,7 +77,7 @@ export function tokenRoutes(deps: ApiDeps) {
   router.openapi(createToken, async (c) => {
     const principal = c.get('principal');
     const body = c.req.valid('json');
-    const user = await visibleUser(principal, body.user_id);
+    const user = await visibleUser(deps.store, principal, body.user_id);
     if (!canManageTokensOf(principal, user)) {
       throw new ForbiddenError("only an operator, the user's project manager or the user itself can issue its tokens");
     }
@@ -112,7 +108,7 @@ export function tokenRoutes(deps: ApiDeps) {
     const { limit, marker, user_id } = c.req.valid('query');
     let filter: { user_id?: string; project_id?: string } = {};
     if (user_id !== undefined) {
-      const user = await visibleUser(principal, user_id);
+      const user = await visibleUser(deps.store, principal, user_id);
       if (!canManageTokensOf(principal, user)) throw new NotFoundError('user', user_id);
       filter = { user_id: user.id };
     } else if (!isAdmin(principal)) {

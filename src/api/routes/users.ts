@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
-import { isUuid } from '../../domain/ids.js';
-import { Role, type Principal, type User } from '../../domain/identity.js';
-import { canCreateUser, canSeeProject, canSeeUser, isAdmin } from '../../domain/policy.js';
+import { Role } from '../../domain/identity.js';
+import { canCreateUser, canSeeProject, isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { userJson } from '../serializers.js';
@@ -73,11 +73,6 @@ const me = createRoute({
 export function userRoutes(deps: ApiDeps) {
   const router = createRouter();
 
-  async function visibleUser(principal: Principal, id: string): Promise<User> {
-    const user = isUuid(id) ? await deps.store.getUser(id) : null;
-    if (!user || !canSeeUser(principal, user)) throw new NotFoundError('user', id);
-    return user;
-  }
 
   router.openapi(createUser, async (c) => {
     const principal = c.get('principal');
@@ -123,13 +118,13 @@ export function userRoutes(deps: ApiDeps) {
   });
 
   router.openapi(getUser, async (c) => {
-    const user = await visibleUser(c.get('principal'), c.req.valid('param').id);
+    const user = await visibleUser(deps.store, c.get('principal'), c.req.valid('param').id);
     return c.json(userJson(user), 200);
   });
 
   router.openapi(me, async (c) => {
     const principal = c.get('principal');
-    const user = await visibleUser(principal, principal.userId);
+    const user = await visibleUser(deps.store, principal, principal.userId);
     const project =
       principal.projectId && principal.projectName ? { id: principal.projectId, name: principal.projectName } : null;
     return c.json({ user: userJson(user), project }, 200);
