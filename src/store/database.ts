@@ -59,6 +59,86 @@ export interface NodesTable {
   synced_at: Timestamp;
   removed_at: NullableTimestamp;
   created_at: Timestamp;
+  quarantined_at: NullableTimestamp;
+  quarantine_reason: string | null;
+}
+
+/**
+ * tstzrange columns are written with `tstzrange(start, end, '[)')` and read through `lower()`/`upper()`, never
+ * as range text. bigint columns (durations in ms) come back from pg as strings: read them through Number().
+ */
+type Range = ColumnType<string, never, never>;
+type BigintMs = ColumnType<string | number | null, number | null, number | null>;
+
+export interface OffersTable {
+  id: Generated<string>;
+  node_id: string;
+  project_id: string;
+  period: Range;
+  max_lease_ms: BigintMs;
+  min_lease_ms: BigintMs;
+  allowed_projects: ColumnType<string[] | null, string[] | null, string[] | null>;
+  created_by: string | null;
+  created_at: Timestamp;
+  withdrawn_at: NullableTimestamp;
+}
+
+export interface LeasesTable {
+  id: Generated<string>;
+  name: string;
+  project_id: string;
+  created_by: string | null;
+  start_at: Timestamp;
+  end_at: Timestamp;
+  state: string;
+  request: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  cancelled_at: NullableTimestamp;
+}
+
+export interface AllocationsTable {
+  id: Generated<string>;
+  lease_id: string;
+  node_id: string;
+  group_index: number;
+  state: string;
+  step: string | null;
+  period: Range;
+  blocked: Range;
+  holds: Generated<boolean>;
+  last_error: string | null;
+  updated_at: Timestamp;
+}
+
+export interface LeaseTasksTable {
+  id: Generated<string>;
+  lease_id: string;
+  allocation_id: string | null;
+  kind: string;
+  due_at: Timestamp;
+  attempts: Generated<number>;
+  last_error: string | null;
+  locked_by: string | null;
+  locked_until: NullableTimestamp;
+  done_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface EventsTable {
+  seq: ColumnType<string, never, never>;
+  at: Timestamp;
+  type: string;
+  outcome: Generated<string>;
+  actor_user_id: string | null;
+  actor: string;
+  node_id: string | null;
+  lease_id: string | null;
+  offer_id: string | null;
+  project_id: string | null;
+  owner_project_id: string | null;
+  message: Generated<string>;
+  details: JsonWithDefault<Record<string, unknown>>;
 }
 
 export interface SchemaMigrationsTable {
@@ -72,5 +152,10 @@ export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
   nodes: NodesTable;
+  offers: OffersTable;
+  leases: LeasesTable;
+  allocations: AllocationsTable;
+  lease_tasks: LeaseTasksTable;
+  events: EventsTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -1,0 +1,116 @@
+/** Offers, leases, allocations and events: the leasing model (pure data). Times are Dates in UTC. */
+
+export const LeaseState = {
+  Pending: 'pending',
+  Active: 'active',
+  Ending: 'ending',
+  Ended: 'ended',
+  Cancelled: 'cancelled',
+  Failed: 'failed',
+} as const;
+export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
+
+export const AllocationState = {
+  /** Booked; the lease has not started. */
+  Reserved: 'reserved',
+  /** The engine is handing the node to the lessee (setting `lessee`). */
+  Starting: 'starting',
+  Active: 'active',
+  /** The lease ended: the engine is taking access away and cleaning the node. */
+  Releasing: 'releasing',
+  /** Clean and back in the pool. */
+  Released: 'released',
+  /** Cleaning failed: the node takes no new lease until its owner or the operator clears it. */
+  Quarantined: 'quarantined',
+  /** The lease was cancelled before it started. */
+  Cancelled: 'cancelled',
+} as const;
+export type AllocationState = (typeof AllocationState)[keyof typeof AllocationState];
+
+/** The steps of an ending allocation, in order; each is idempotent, so a crash resumes at the recorded one. */
+export const ReleaseStep = {
+  ClearLessee: 'clear_lessee',
+  ConsoleOff: 'console_off',
+  PowerOff: 'power_off',
+  Clean: 'clean',
+  WaitAvailable: 'wait_available',
+} as const;
+export type ReleaseStep = (typeof ReleaseStep)[keyof typeof ReleaseStep];
+export const RELEASE_STEPS: readonly ReleaseStep[] = Object.values(ReleaseStep);
+
+export interface Offer {
+  readonly id: string;
+  readonly node_id: string;
+  readonly project_id: string;
+  readonly start: Date;
+  /** null: open-ended. */
+  readonly end: Date | null;
+  readonly max_lease_ms: number | null;
+  readonly min_lease_ms: number | null;
+  /** null: every project. */
+  readonly allowed_projects: readonly string[] | null;
+  readonly created_by: string | null;
+  readonly created_at: Date;
+  readonly withdrawn_at: Date | null;
+}
+
+/** What the lessee asked for, kept on the lease. */
+export interface LeaseRequest {
+  readonly nodes?: readonly string[];
+  readonly groups?: readonly { readonly count: number; readonly where: string }[];
+}
+
+export interface Allocation {
+  readonly id: string;
+  readonly lease_id: string;
+  readonly node_id: string;
+  readonly group_index: number;
+  readonly state: AllocationState;
+  readonly step: ReleaseStep | null;
+  readonly start: Date;
+  readonly end: Date;
+  readonly last_error: string | null;
+  readonly updated_at: Date;
+}
+
+export interface Lease {
+  readonly id: string;
+  readonly name: string;
+  readonly project_id: string;
+  readonly created_by: string | null;
+  readonly start: Date;
+  readonly end: Date;
+  readonly state: LeaseState;
+  readonly request: LeaseRequest;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+  readonly cancelled_at: Date | null;
+  readonly allocations: readonly Allocation[];
+}
+
+/** A lease grants access to its nodes exactly while `start <= now < end` — decided from the times, never a flag. */
+export function leaseGrantsAccess(lease: Pick<Lease, 'start' | 'end' | 'state'>, now: Date): boolean {
+  if (lease.state === LeaseState.Cancelled || lease.state === LeaseState.Failed) return false;
+  const t = now.getTime();
+  return lease.start.getTime() <= t && t < lease.end.getTime();
+}
+
+export interface AuditEvent {
+  readonly seq: string;
+  readonly at: Date;
+  readonly type: string;
+  readonly outcome: 'ok' | 'error';
+  readonly actor_user_id: string | null;
+  /** A user name, or "engine". */
+  readonly actor: string;
+  readonly node_id: string | null;
+  readonly lease_id: string | null;
+  readonly offer_id: string | null;
+  readonly project_id: string | null;
+  readonly owner_project_id: string | null;
+  readonly message: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export type NewAuditEvent = Omit<AuditEvent, 'seq' | 'at' | 'outcome' | 'actor_user_id' | 'node_id' | 'lease_id' | 'offer_id' | 'project_id' | 'owner_project_id' | 'message' | 'details'> &
+  Partial<Pick<AuditEvent, 'outcome' | 'actor_user_id' | 'node_id' | 'lease_id' | 'offer_id' | 'project_id' | 'owner_project_id' | 'message' | 'details'>>;

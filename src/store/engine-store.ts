@@ -1,0 +1,52 @@
+import type { Allocation, AllocationState, Lease, NewAuditEvent, ReleaseStep } from '../domain/leasing.js';
+
+/**
+ * The lease engine's port onto the store: due tasks and allocation progress. Tasks are written by the leasing
+ * store in the same transaction as the lease change that causes them (create, extend, shorten, cancel); the engine
+ * claims, runs and completes them. Implemented on both engines (PGlite, PostgreSQL).
+ */
+export interface LeaseTask {
+  readonly id: string;
+  readonly lease_id: string;
+  readonly allocation_id: string;
+  /** `start`: hand the node to the lessee. `end`: take it back and clean it. */
+  readonly kind: 'start' | 'end';
+  readonly due_at: Date;
+  readonly attempts: number;
+  readonly last_error: string | null;
+}
+
+export interface AllocationContext {
+  readonly allocation: Allocation;
+  readonly lease: Omit<Lease, 'allocations'>;
+}
+
+export interface AllocationPatch {
+  readonly state?: AllocationState;
+  /** null clears it. */
+  readonly step?: ReleaseStep | null;
+  readonly last_error?: string | null;
+}
+
+export interface EngineStore {
+  /**
+   * Claims up to `limit` tasks that are due at `now`, not done, and not claimed by a live claim, for `worker`
+   * until `now + claimMs` (FOR UPDATE SKIP LOCKED: two workers never claim one task). A claim that expired
+   * (its worker died) is claimed again. Ordered by due time.
+   */
+  claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]>;
+  /** Marks the task done and releases the claim. */
+  completeTask(id: string, now: Date): Promise<void>;
+  /** Releases the claim and makes the task due again at `dueAt`, counting the attempt and keeping the error. */
+  retryTask(id: string, dueAt: Date, error: string | null, now: Date): Promise<void>;
+  /** The earliest due time of any task not done (claimed or not), or null: when to wake up next. */
+  nextDueAt(): Promise<Date | null>;
+  getAllocationContext(allocationId: string): Promise<AllocationContext | null>;
+  /**
+   * Records an allocation's progress and, in the same transaction, the events and the lease's derived state:
+   * active once every allocation is active, ended once every allocation is released or quarantined.
+   */
+  updateAllocation(id: string, patch: AllocationPatch, now: Date, events?: readonly NewAuditEvent[]): Promise<void>;
+  /** Quarantines a node (no new leases until cleared), with the reason (e.g. Ironic's last_error). */
+  quarantineNode(nodeId: string, reason: string, now: Date): Promise<void>;
+}

@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely';
+import type { Allocation, AllocationState, AuditEvent, Lease, LeaseRequest, LeaseState, Offer, ReleaseStep } from '../domain/leasing.js';
+import type { Database } from './database.js';
+
+/** Row shapes and mappers for the leasing tables. Ranges are read as lower/upper bounds, never as text. */
+
+const toMs = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+export function selectOffers(db: Kysely<Database>) {
+  return db
+    .selectFrom('offers as o')
+    .select([
+      'o.id',
+      'o.node_id',
+      'o.project_id',
+      'o.max_lease_ms',
+      'o.min_lease_ms',
+      'o.allowed_projects',
+      'o.created_by',
+      'o.created_at',
+      'o.withdrawn_at',
+      sql<Date>`lower(o.period)`.as('start'),
+      sql<Date | null>`upper(o.period)`.as('end'),
+    ]);
+}
+export type OfferRow = Awaited<ReturnType<ReturnType<typeof selectOffers>['executeTakeFirstOrThrow']>>;
+
+export function toOffer(row: OfferRow): Offer {
+  return {
+    id: row.id,
+    node_id: row.node_id,
+    project_id: row.project_id,
+    start: row.start,
+    end: row.end,
+    max_lease_ms: toMs(row.max_lease_ms),
+    min_lease_ms: toMs(row.min_lease_ms),
+    allowed_projects: row.allowed_projects,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    withdrawn_at: row.withdrawn_at,
+  };
+}
+
+export function selectAllocations(db: Kysely<Database>) {
+  return db
+    .selectFrom('allocations as a')
+    .select([
+      'a.id',
+      'a.lease_id',
+      'a.node_id',
+      'a.group_index',
+      'a.state',
+      'a.step',
+      'a.last_error',
+      'a.updated_at',
+      sql<Date>`lower(a.period)`.as('start'),
+      sql<Date>`upper(a.period)`.as('end'),
+    ]);
+}
+export type AllocationRow = Awaited<ReturnType<ReturnType<typeof selectAllocations>['executeTakeFirstOrThrow']>>;
+
+export function toAllocation(row: AllocationRow): Allocation {
+  return {
+    id: row.id,
+    lease_id: row.lease_id,
+    node_id: row.node_id,
+    group_index: row.group_index,
+    state: row.state as AllocationState,
+    step: row.step as ReleaseStep | null,
+    start: row.start,
+    end: row.end,
+    last_error: row.last_error,
+    updated_at: row.updated_at,
+  };
+}
+
+export interface LeaseRow {
+      id: string;
+      name: string;
+      project_id: string;
+      created_by: string | null;
+      start_at: Date;
+      end_at: Date;
+      state: string;
+      request: Record<string, unknown>;
+      created_at: Date;
+      updated_at: Date;
+      cancelled_at: Date | null;
+}
+
+export function toLease(row: LeaseRow, allocations: readonly Allocation[]): Lease {
+  return {
+    id: row.id,
+    name: row.name,
+    project_id: row.project_id,
+    created_by: row.created_by,
+    start: row.start_at,
+    end: row.end_at,
+    state: row.state as LeaseState,
+    request: row.request as LeaseRequest,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    cancelled_at: row.cancelled_at,
+    allocations,
+  };
+}
+
+/** Leases with their allocations, two queries whatever the number of leases. */
+export async function loadLeases(db: Kysely<Database>, rows: readonly LeaseRow[]): Promise<Lease[]> {
+  if (rows.length === 0) return [];
+  const allocations = await selectAllocations(db)
+    .where(
+      'a.lease_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('a.group_index')
+    .orderBy('a.node_id')
+    .execute();
+  const byLease = new Map<string, Allocation[]>();
+  for (const a of allocations) {
+    const list = byLease.get(a.lease_id) ?? [];
+    list.push(toAllocation(a));
+    byLease.set(a.lease_id, list);
+  }
+  return rows.map((r) => toLease(r, byLease.get(r.id) ?? []));
+}
+
+export type EventRow = Omit<AuditEvent, 'seq' | 'outcome' | 'details'> & {
+  seq: string;
+  outcome: string;
+  details: Record<string, unknown>;
+};
+
+export function toEvent(row: EventRow): AuditEvent {
+  return { ...row, seq: String(row.seq), outcome: row.outcome === 'error' ? 'error' : 'ok' };
+}
