@@ -18,6 +18,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.AlreadyExists]: 409,
   [ErrorCode.Conflict]: 409,
   [ErrorCode.LeaseConflict]: 409,
+  [ErrorCode.LeaseUnavailable]: 409,
+  [ErrorCode.PolicyViolation]: 409,
   [ErrorCode.NodeBusy]: 409,
   [ErrorCode.InvalidState]: 409,
   [ErrorCode.BackendUnavailable]: 503,

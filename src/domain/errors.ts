@@ -11,6 +11,8 @@ export const ErrorCode = {
   AlreadyExists: 'already_exists',
   Conflict: 'conflict',
   LeaseConflict: 'lease_conflict',
+  LeaseUnavailable: 'lease_unavailable',
+  PolicyViolation: 'policy_violation',
   NodeBusy: 'node_busy',
   InvalidState: 'invalid_state',
   BackendUnavailable: 'backend_unavailable',
@@ -80,6 +82,16 @@ export class ConflictError extends LeaseholdError {
 /** Two leases would overlap on one node (the database's exclusion constraint said no). */
 export class LeaseConflictError extends LeaseholdError {
   readonly code = ErrorCode.LeaseConflict;
+}
+
+/** No assignment of free, allowed nodes meets the request in its window (details say why, and when it would). */
+export class LeaseUnavailableError extends LeaseholdError {
+  readonly code = ErrorCode.LeaseUnavailable;
+}
+
+/** An owner's offer policy or the project's quota refuses the request as asked (its length, its size). */
+export class PolicyViolationError extends LeaseholdError {
+  readonly code = ErrorCode.PolicyViolation;
 }
 
 /** The hardware is busy with another operation (Ironic's "node is locked"); try again shortly. */

@@ -9,12 +9,18 @@ import { Role, roleAtLeast, type Principal, type User } from './identity.js';
 
 export const isAdmin = (p: Principal): boolean => p.role === Role.Admin;
 
-/** Nodes a caller sees: all for the operator, its own project's otherwise (the store applies it). */
+/**
+ * Nodes a caller sees: all for the operator; for a project, the nodes it owns and those its leases grant at `now`
+ * (the store applies it, reading the lease table at the instant of the request).
+ */
 export function nodeVisibility(
   p: Principal,
-): { readonly kind: 'all' } | { readonly kind: 'project'; readonly projectId: string; readonly projectName: string } {
+  now: Date,
+):
+  | { readonly kind: 'all' }
+  | { readonly kind: 'project'; readonly projectId: string; readonly projectName: string; readonly now: Date } {
   if (isAdmin(p) || p.projectId === null || p.projectName === null) return { kind: 'all' };
-  return { kind: 'project', projectId: p.projectId, projectName: p.projectName };
+  return { kind: 'project', projectId: p.projectId, projectName: p.projectName, now };
 }
 
 export const canCreateProject = isAdmin;

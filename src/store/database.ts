@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, RawBuilder } from 'kysely';
 
 /**
  * Kysely's view of the schema in migrations/. jsonb columns are written as JSON text (`JSON.stringify`): both
@@ -67,7 +67,7 @@ export interface NodesTable {
  * tstzrange columns are written with `tstzrange(start, end, '[)')` and read through `lower()`/`upper()`, never
  * as range text. bigint columns (durations in ms) come back from pg as strings: read them through Number().
  */
-type Range = ColumnType<string, never, never>;
+type Range = ColumnType<string, RawBuilder<unknown>, RawBuilder<unknown>>;
 type BigintMs = ColumnType<string | number | null, number | null, number | null>;
 
 export interface OffersTable {

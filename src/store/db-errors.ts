@@ -85,6 +85,12 @@ export function translateDbError(err: unknown): unknown {
         details: { resource, constraint: e.constraint ?? null },
       });
     case '23P01':
+      if (e.constraint === 'offers_no_overlap') {
+        return new ConflictError('the offer overlaps another offer in force for the same node', {
+          cause: err,
+          details: { constraint: e.constraint },
+        });
+      }
       return new LeaseConflictError('the requested time overlaps an existing lease on the same node', { cause: err });
     default:
       return err;

@@ -5,7 +5,11 @@ import { isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
 import { translateDbError } from './db-errors.js';
+import type { EngineStore } from './engine-store.js';
 import { keysetPage } from './keyset-page.js';
+import { KyselyEngineStore } from './kysely-engine-store.js';
+import { KyselyLeasingStore } from './kysely-leasing-store.js';
+import type { LeasingStore } from './leasing-store.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
@@ -33,11 +37,16 @@ import type {
  */
 export class KyselyStore implements Store {
   private closing: Promise<void> | null = null;
+  readonly leasing: LeasingStore;
+  readonly tasks: EngineStore;
 
   constructor(
     private readonly db: Kysely<Database>,
     readonly engine: 'pglite' | 'postgres',
-  ) {}
+  ) {
+    this.leasing = new KyselyLeasingStore(db);
+    this.tasks = new KyselyEngineStore(db);
+  }
 
   ping(): Promise<void> {
     return this.guard(async () => {

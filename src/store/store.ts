@@ -1,5 +1,7 @@
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
+import type { EngineStore } from './engine-store.js';
+import type { LeasingStore } from './leasing-store.js';
 
 /**
  * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
@@ -26,7 +28,13 @@ export interface Page<T> {
 /** Which nodes a caller may see. */
 export type NodeVisibility =
   | { readonly kind: 'all' }
-  | { readonly kind: 'project'; readonly projectId: string; readonly projectName: string };
+  | {
+      readonly kind: 'project';
+      readonly projectId: string;
+      readonly projectName: string;
+      /** When set, the project also sees the nodes it leases at this instant. */
+      readonly now?: Date;
+    };
 
 export interface NodeFilter {
   /** A project id or name: nodes whose owner resolves to that project (or whose raw owner equals it). */
@@ -76,6 +84,10 @@ export interface NewToken {
 
 export interface Store {
   readonly engine: 'pglite' | 'postgres';
+  /** Offers, leases, the audit log (leasing-store.ts). */
+  readonly leasing: LeasingStore;
+  /** The lease engine's due tasks and allocation progress (engine-store.ts). */
+  readonly tasks: EngineStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

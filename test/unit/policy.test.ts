@@ -17,9 +17,10 @@ function principal(role: Role, projectId: string | null = P1): Principal {
 }
 
 describe('policy', () => {
-  it('lets the operator see every node and a project only its own', () => {
-    expect(nodeVisibility(principal('admin', null))).toEqual({ kind: 'all' });
-    expect(nodeVisibility(principal('reader'))).toEqual({ kind: 'project', projectId: P1, projectName: `name-${P1}` });
+  it('lets the operator see every node and a project its own and those it leases at the instant asked', () => {
+    const now = new Date('2030-01-01T00:00:00Z');
+    expect(nodeVisibility(principal('admin', null), now)).toEqual({ kind: 'all' });
+    expect(nodeVisibility(principal('reader'), now)).toEqual({ kind: 'project', projectId: P1, projectName: `name-${P1}`, now });
   });
 
   it("lets a manager create users in its own project, up to manager, and nowhere else", () => {

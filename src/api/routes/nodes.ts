@@ -81,7 +81,7 @@ export function nodeRoutes(deps: ApiDeps) {
 
   router.openapi(listNodes, async (c) => {
     const { limit, marker, ...filter } = c.req.valid('query');
-    const page = await deps.store.listNodes(filter, nodeVisibility(c.get('principal')), { limit, marker });
+    const page = await deps.store.listNodes(filter, nodeVisibility(c.get('principal'), deps.clock.now()), { limit, marker });
     return c.json({ nodes: page.items.map(nodeJson), next: nextLink(c.req.url, page) }, 200);
   });
 
@@ -93,7 +93,7 @@ export function nodeRoutes(deps: ApiDeps) {
 
   router.openapi(getNode, async (c) => {
     const { id } = c.req.valid('param');
-    const node = await deps.store.getNode(id, nodeVisibility(c.get('principal')));
+    const node = await deps.store.getNode(id, nodeVisibility(c.get('principal'), deps.clock.now()));
     if (!node) throw new NotFoundError('node', id);
     return c.json(nodeJson(node), 200);
   });
@@ -101,7 +101,7 @@ export function nodeRoutes(deps: ApiDeps) {
   router.openapi(patchNode, async (c) => {
     const principal = c.get('principal');
     const { id } = c.req.valid('param');
-    const visibility = nodeVisibility(principal);
+    const visibility = nodeVisibility(principal, deps.clock.now());
     const found = await deps.store.getNode(id, visibility);
     if (!found) throw new NotFoundError('node', id);
     if (!canSetNodeOwner(principal)) throw new ForbiddenError("only an operator (admin) can change a node's owner");

@@ -28,10 +28,14 @@ export function nodeViewQuery(
 
   if (visibility.kind === 'project') {
     // The raw comparison narrows through the owner index; the resolved one keeps a project named like another
-    // project's id from seeing that project's nodes.
-    query = query
-      .where('n.owner', 'in', [visibility.projectId, visibility.projectName])
-      .where(sql<SqlBool>`${ownerProjectId} = ${visibility.projectId}`);
+    // project's id from seeing that project's nodes. A lessee also sees the nodes its leases grant at `now`,
+    // decided from the lease table at the instant of the request.
+    const owns = sql<SqlBool>`(n.owner in (${visibility.projectId}, ${visibility.projectName}) and ${ownerProjectId} = ${visibility.projectId})`;
+    query = query.where(
+      visibility.now === undefined
+        ? owns
+        : sql<SqlBool>`(${owns} or n.id in (${leasedAt(visibility.projectId, visibility.now)}))`,
+    );
   }
   if (filter.owner !== undefined) {
     const owner = filter.owner;
@@ -48,3 +52,10 @@ export function nodeViewQuery(
 
 /** The listing order: name (unnamed nodes first), then id. Matches the nodes_sort_idx index. */
 export const NODE_SORT_KEY = [sql`coalesce(n.name, '')`, sql`n.id`] as const;
+
+/** Nodes on which `projectId` holds a lease granting access at `now` (see domain leaseGrantsAccess). */
+export function leasedAt(projectId: string, now: Date) {
+  return sql`select a.node_id from allocations a join leases l on l.id = a.lease_id
+    where l.project_id = ${projectId} and a.holds and a.period @> ${now}::timestamptz
+      and l.state not in ('cancelled', 'failed')`;
+}

@@ -1,0 +1,251 @@
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import { NotFoundError } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
+import type { AuditEvent, Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
+import type { Database } from './database.js';
+import { translateDbError } from './db-errors.js';
+import { keysetPage } from './keyset-page.js';
+import { loadLeases, selectOffers, toEvent, toOffer, type EventRow } from './leasing-rows.js';
+import type {
+  Booking,
+  EventFilter,
+  LeaseFilter,
+  LeasingStore,
+  NewLease,
+  NewOffer,
+  OfferFilter,
+} from './leasing-store.js';
+import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
+import { createLease } from './queries/create-lease.js';
+import { insertEvents } from './queries/insert-events.js';
+import type { Page, PageRequest } from './store.js';
+
+const range = (from: Date, to: Date | null) => sql`tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')`;
+
+/** Offers, leases and the audit log on Kysely (PGlite and PostgreSQL alike). */
+export class KyselyLeasingStore implements LeasingStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer> {
+    return guard(() =>
+      this.db.transaction().execute(async (trx) => {
+        const { id } = await trx
+          .insertInto('offers')
+          .values({
+            node_id: offer.node_id,
+            project_id: offer.project_id,
+            period: range(offer.start, offer.end),
+            max_lease_ms: offer.max_lease_ms,
+            min_lease_ms: offer.min_lease_ms,
+            allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
+            created_by: offer.created_by,
+            created_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await insertEvents(trx, events.map((e) => ({ ...e, offer_id: id })), now);
+        return toOffer(await selectOffers(trx).where('o.id', '=', id).executeTakeFirstOrThrow());
+      }),
+    );
+  }
+
+  getOffer(id: string): Promise<Offer | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return guard(async () => {
+      const row = await selectOffers(this.db).where('o.id', '=', id).executeTakeFirst();
+      return row ? toOffer(row) : null;
+    });
+  }
+
+  listOffers(filter: OfferFilter, page: PageRequest): Promise<Page<Offer>> {
+    return guard(async () => {
+      let query = selectOffers(this.db);
+      if (filter.node_id !== undefined) query = query.where('o.node_id', '=', filter.node_id);
+      if (filter.project_id !== undefined) query = query.where('o.project_id', '=', filter.project_id);
+      if (filter.visible_to !== undefined) {
+        const p = filter.visible_to;
+        query = query.where(sql<SqlBool>`(o.project_id = ${p} or o.allowed_projects is null or ${p} = any(o.allowed_projects))`);
+      }
+      if (filter.overlapping !== undefined) {
+        query = query
+          .where('o.withdrawn_at', 'is', null)
+          .where(sql<SqlBool>`o.period && ${range(filter.overlapping.from, filter.overlapping.to)}`);
+      }
+      const now = sql`${filter.now}::timestamptz`;
+      switch (filter.status) {
+        case 'withdrawn':
+          query = query.where('o.withdrawn_at', 'is not', null);
+          break;
+        case 'expired':
+          query = query.where('o.withdrawn_at', 'is', null).where(sql<SqlBool>`upper(o.period) <= ${now}`);
+          break;
+        case 'scheduled':
+          query = query.where('o.withdrawn_at', 'is', null).where(sql<SqlBool>`lower(o.period) > ${now}`);
+          break;
+        case 'active':
+          query = query.where('o.withdrawn_at', 'is', null).where(sql<SqlBool>`o.period @> ${now}`);
+          break;
+        default:
+          break;
+      }
+      const result = await keysetPage(query, { id: sql`o.id`, sortKey: [sql`o.created_at`, sql`o.id`], idOf: (r) => r.id }, page);
+      return { items: result.items.map(toOffer), nextMarker: result.nextMarker };
+    });
+  }
+
+  withdrawOffer(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Offer> {
+    return guard(() =>
+      this.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('offers')
+          .set((eb) => ({ withdrawn_at: eb.fn.coalesce('withdrawn_at', sql<Date>`${now}::timestamptz`) }))
+          .where('id', '=', id)
+          .returning('id')
+          .executeTakeFirst();
+        if (!row) throw new NotFoundError('offer', id);
+        await insertEvents(trx, events.map((e) => ({ ...e, offer_id: id })), now);
+        return toOffer(await selectOffers(trx).where('o.id', '=', id).executeTakeFirstOrThrow());
+      }),
+    );
+  }
+
+  offersInForce(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Offer[]> {
+    if (nodeIds !== null && nodeIds.length === 0) return Promise.resolve([]);
+    return guard(async () => {
+      let query = selectOffers(this.db)
+        .where('o.withdrawn_at', 'is', null)
+        .where(sql<SqlBool>`o.period && ${range(from, to)}`);
+      if (nodeIds !== null) query = query.where('o.node_id', 'in', nodeIds);
+      return (await query.orderBy('o.node_id').orderBy(sql`lower(o.period)`).execute()).map(toOffer);
+    });
+  }
+
+  bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]> {
+    if (nodeIds !== null && nodeIds.length === 0) return Promise.resolve([]);
+    return guard(async () => {
+      let query = this.db
+        .selectFrom('allocations as a')
+        .innerJoin('leases as l', 'l.id', 'a.lease_id')
+        .select([
+          'a.node_id',
+          'a.lease_id',
+          'l.project_id',
+          sql<Date>`lower(a.period)`.as('start'),
+          sql<Date>`upper(a.period)`.as('end'),
+          sql<Date>`upper(a.blocked)`.as('blocked_until'),
+        ])
+        .where('a.holds', '=', true)
+        .where(sql<SqlBool>`a.blocked && ${range(from, to)}`);
+      if (nodeIds !== null) query = query.where('a.node_id', 'in', nodeIds);
+      return query.orderBy('a.node_id').orderBy(sql`lower(a.period)`).execute();
+    });
+  }
+
+  createLease(lease: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
+    return guard(() => createLease(this.db, lease, events, now));
+  }
+
+  getLease(id: string): Promise<Lease | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return guard(async () => {
+      const row = await this.db.selectFrom('leases').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? (await loadLeases(this.db, [row]))[0]! : null;
+    });
+  }
+
+  listLeases(filter: LeaseFilter, page: PageRequest): Promise<Page<Lease>> {
+    return guard(async () => {
+      let query = this.db.selectFrom('leases as l').selectAll('l');
+      if (filter.project_id !== undefined) query = query.where('l.project_id', '=', filter.project_id);
+      if (filter.state !== undefined) query = query.where('l.state', '=', filter.state);
+      if (filter.node_id !== undefined) {
+        const node = filter.node_id;
+        query = query.where(sql<SqlBool>`exists (select 1 from allocations a where a.lease_id = l.id and a.node_id = ${node})`);
+      }
+      if (filter.visible_to !== undefined) {
+        const { project_id, project_name } = filter.visible_to;
+        query = query.where(sql<SqlBool>`(l.project_id = ${project_id} or exists (
+          select 1 from allocations a join nodes n on n.id = a.node_id
+          where a.lease_id = l.id and n.owner in (${project_id}, ${project_name})))`);
+      }
+      const result = await keysetPage(query, { id: sql`l.id`, sortKey: [sql`l.start_at`, sql`l.id`], idOf: (r) => r.id }, page);
+      return { items: await loadLeases(this.db, result.items), nextMarker: result.nextMarker };
+    });
+  }
+
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
+    if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now));
+  }
+
+  cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
+    if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
+    return guard(() => cancelLease(this.db, id, events, now));
+  }
+
+  leasedNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
+    return guard(async () => {
+      const rows = await this.db
+        .selectFrom('allocations as a')
+        .innerJoin('leases as l', 'l.id', 'a.lease_id')
+        .select('a.node_id')
+        .where('l.project_id', '=', projectId)
+        .where('a.holds', '=', true)
+        .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
+        .where('l.state', 'not in', ['cancelled', 'failed'])
+        .execute();
+      return rows.map((r) => r.node_id);
+    });
+  }
+
+  clearQuarantine(nodeId: string, events: readonly NewAuditEvent[], now: Date): Promise<void> {
+    return guard(() =>
+      this.db.transaction().execute(async (trx) => {
+        await trx.updateTable('nodes').set({ quarantined_at: null, quarantine_reason: null }).where('id', '=', nodeId).execute();
+        await insertEvents(trx, events, now);
+      }),
+    );
+  }
+
+  appendEvents(events: readonly NewAuditEvent[], now: Date): Promise<void> {
+    return guard(() => insertEvents(this.db, events, now));
+  }
+
+  /** Newest first; the marker is the last seen `seq` (keyset, descending). */
+  listEvents(filter: EventFilter, page: PageRequest): Promise<Page<AuditEvent>> {
+    return guard(async () => {
+      let query = this.db.selectFrom('events as e').selectAll('e');
+      if (filter.node_id !== undefined) query = query.where('e.node_id', '=', filter.node_id);
+      if (filter.lease_id !== undefined) query = query.where('e.lease_id', '=', filter.lease_id);
+      if (filter.project_id !== undefined) {
+        const p = filter.project_id;
+        query = query.where((eb) => eb.or([eb('e.project_id', '=', p), eb('e.owner_project_id', '=', p)]));
+      }
+      if (filter.type !== undefined) {
+        // "lease" matches lease.created, lease.ended, ...; "lease.created" matches itself.
+        query = query.where((eb) => eb.or([eb('e.type', '=', filter.type!), eb('e.type', 'like', `${filter.type}.%`)]));
+      }
+      if (filter.since !== undefined) query = query.where('e.at', '>=', filter.since);
+      if (filter.until !== undefined) query = query.where('e.at', '<', filter.until);
+      if (filter.visible_to !== undefined) {
+        const p = filter.visible_to;
+        query = query.where((eb) => eb.or([eb('e.project_id', '=', p), eb('e.owner_project_id', '=', p)]));
+      }
+      if (page.marker != null) {
+        if (!/^\d+$/.test(page.marker)) throw new NotFoundError('event', page.marker);
+        query = query.where(sql<SqlBool>`e.seq < ${page.marker}::bigint`);
+      }
+      const rows = (await query.orderBy('e.seq', 'desc').limit(page.limit + 1).execute()) as unknown as EventRow[];
+      const items = rows.slice(0, page.limit).map(toEvent);
+      return { items, nextMarker: rows.length > page.limit ? items[items.length - 1]!.seq : null };
+    });
+  }
+}
+
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw translateDbError(err);
+  }
+}

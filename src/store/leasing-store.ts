@@ -1,0 +1,110 @@
+import type { AuditEvent, Lease, LeaseRequest, NewAuditEvent, Offer } from '../domain/leasing.js';
+import type { Page, PageRequest } from './store.js';
+
+/**
+ * The leasing side of the store: offers, leases with their allocations, the audit log and quarantine. Every
+ * change writes its audit events (and the engine's due tasks) in the same transaction, so nothing is lost.
+ *
+ * Errors: LeaseConflictError when allocations would overlap on a node (the exclusion constraint said so);
+ * ConflictError when an offer overlaps another in force; NotFoundError for a missing lease or offer.
+ */
+
+export interface NewOffer {
+  readonly node_id: string;
+  readonly project_id: string;
+  readonly start: Date;
+  readonly end: Date | null;
+  readonly max_lease_ms: number | null;
+  readonly min_lease_ms: number | null;
+  readonly allowed_projects: readonly string[] | null;
+  readonly created_by: string | null;
+}
+
+export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
+
+export interface OfferFilter {
+  readonly node_id?: string;
+  /** The offering project. */
+  readonly project_id?: string;
+  readonly status?: OfferStatus;
+  /** Offers a project may see: its own, and those it is allowed to lease from. */
+  readonly visible_to?: string;
+  /** Offers in force overlapping [from, to). */
+  readonly overlapping?: { readonly from: Date; readonly to: Date | null };
+  /** Needed to tell the status apart. */
+  readonly now: Date;
+}
+
+/** A window on a node held by a lease (allocations that hold), with its cleaning gap. */
+export interface Booking {
+  readonly node_id: string;
+  readonly lease_id: string;
+  readonly project_id: string;
+  readonly start: Date;
+  readonly end: Date;
+  /** end + the cleaning gap in force when it was booked. */
+  readonly blocked_until: Date;
+}
+
+export interface NewLease {
+  readonly name: string;
+  readonly project_id: string;
+  readonly created_by: string | null;
+  readonly start: Date;
+  readonly end: Date;
+  readonly request: LeaseRequest;
+  readonly allocations: readonly { readonly node_id: string; readonly group_index: number }[];
+  readonly cleaning_gap_ms: number;
+  /** Checked inside the transaction, under a per-project lock: nodes the project holds in overlapping leases. */
+  readonly max_nodes: number | null;
+}
+
+export interface LeaseFilter {
+  readonly project_id?: string;
+  readonly state?: string;
+  readonly node_id?: string;
+  /** Leases a project may see: its own, and those on nodes it owns. */
+  readonly visible_to?: { readonly project_id: string; readonly project_name: string };
+}
+
+export interface EventFilter {
+  readonly node_id?: string;
+  readonly lease_id?: string;
+  readonly project_id?: string;
+  readonly type?: string;
+  readonly since?: Date;
+  readonly until?: Date;
+  /** Events a project may see: those concerning it as lessee or as owner. */
+  readonly visible_to?: string;
+}
+
+export interface LeasingStore {
+  createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer>;
+  getOffer(id: string): Promise<Offer | null>;
+  listOffers(filter: OfferFilter, page: PageRequest): Promise<Page<Offer>>;
+  withdrawOffer(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Offer>;
+  /** Offers in force (not withdrawn) overlapping [from, to), on the given nodes or all. */
+  offersInForce(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Offer[]>;
+  /** Bookings whose blocked window overlaps [from, to), on the given nodes or all. */
+  bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]>;
+
+  createLease(lease: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
+  getLease(id: string): Promise<Lease | null>;
+  listLeases(filter: LeaseFilter, page: PageRequest): Promise<Page<Lease>>;
+  /**
+   * Moves a lease's end (extend, shorten, or end now): the allocations' windows, their cleaning gaps and the
+   * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease.
+   */
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
+  /** Cancels a lease that has not started: it stops holding its nodes and its tasks are dropped. */
+  cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
+  /** The ids of nodes on which `projectId` holds a lease granting access at `now`. */
+  leasedNodeIds(projectId: string, now: Date): Promise<readonly string[]>;
+
+  /** Clears a node's quarantine (its owner or the operator checked it). */
+  clearQuarantine(nodeId: string, events: readonly NewAuditEvent[], now: Date): Promise<void>;
+
+  appendEvents(events: readonly NewAuditEvent[], now: Date): Promise<void>;
+  /** Newest first. */
+  listEvents(filter: EventFilter, page: PageRequest): Promise<Page<AuditEvent>>;
+}

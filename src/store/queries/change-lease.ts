@@ -1,0 +1,79 @@
+import { sql, type Kysely } from 'kysely';
+import { ConflictError, NotFoundError } from '../../domain/errors.js';
+import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
+import type { Database } from '../database.js';
+import { loadLeases } from '../leasing-rows.js';
+import { insertEvents } from './insert-events.js';
+
+const FINISHED = ['ended', 'cancelled', 'failed'];
+/** Allocations whose window may still move: not yet released, quarantined or cancelled. */
+const MOVABLE = ['reserved', 'starting', 'active'];
+
+/**
+ * Moves a lease's end in one transaction: the lease, its allocations' windows and cleaning gaps (the exclusion
+ * constraint refuses an extension into the next lease), the engine's pending end tasks, and the events.
+ */
+export async function changeLeaseEnd(
+  db: Kysely<Database>,
+  id: string,
+  end: Date,
+  cleaningGapMs: number,
+  events: readonly NewAuditEvent[],
+  now: Date,
+): Promise<Lease> {
+  return db.transaction().execute(async (trx) => {
+    const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!lease) throw new NotFoundError('lease', id);
+    if (FINISHED.includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
+    const blockedUntil = new Date(end.getTime() + cleaningGapMs);
+    const updated = await trx
+      .updateTable('leases')
+      .set({ end_at: end, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .updateTable('allocations')
+      .set({
+        period: sql`tstzrange(lower(period), ${end}::timestamptz, '[)')`,
+        blocked: sql`tstzrange(lower(period), ${blockedUntil}::timestamptz, '[)')`,
+        updated_at: now,
+      })
+      .where('lease_id', '=', id)
+      .where('holds', '=', true)
+      .where('state', 'in', MOVABLE)
+      .execute();
+    await trx
+      .updateTable('lease_tasks')
+      .set({ due_at: end })
+      .where('lease_id', '=', id)
+      .where('kind', '=', 'end')
+      .where('done_at', 'is', null)
+      .execute();
+    await insertEvents(trx, events, now);
+    return (await loadLeases(trx, [updated]))[0]!;
+  });
+}
+
+/** Cancels a lease that has not started: it stops holding its nodes, its tasks are dropped, events recorded. */
+export async function cancelLease(db: Kysely<Database>, id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
+  return db.transaction().execute(async (trx) => {
+    const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    if (!lease) throw new NotFoundError('lease', id);
+    if (lease.state !== 'pending') throw new ConflictError(`lease ${id} is ${lease.state}; only a pending lease can be cancelled`);
+    const updated = await trx
+      .updateTable('leases')
+      .set({ state: 'cancelled', cancelled_at: now, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .updateTable('allocations')
+      .set({ state: 'cancelled', holds: false, updated_at: now })
+      .where('lease_id', '=', id)
+      .execute();
+    await trx.updateTable('lease_tasks').set({ done_at: now, locked_by: null, locked_until: null }).where('lease_id', '=', id).where('done_at', 'is', null).execute();
+    await insertEvents(trx, events, now);
+    return (await loadLeases(trx, [updated]))[0]!;
+  });
+}
