@@ -1,0 +1,87 @@
+import type { Kysely } from 'kysely';
+import { NotFoundError } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
+import type { NewAuditEvent } from '../domain/leasing.js';
+import type { Database } from './database.js';
+import { translateDbError } from './db-errors.js';
+import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask } from './engine-store.js';
+import { allocationContext } from './queries/engine-allocation-context.js';
+import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
+import { nextDueAt } from './queries/engine-next-due.js';
+import { updateAllocation } from './queries/engine-update-allocation.js';
+
+/**
+ * The EngineStore on Kysely, for PGlite and PostgreSQL alike. Claims use FOR UPDATE SKIP LOCKED with an expiring
+ * claim, so any number of replicas share the due tasks and a crashed worker's task is taken over once its claim
+ * expires (see queries/engine-claim-due-tasks.ts for which tasks wait for others). Completing or re-scheduling a
+ * task that is already done changes nothing: a worker whose claim expired cannot reopen finished work.
+ */
+export class KyselyEngineStore implements EngineStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]> {
+    return this.guard(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs));
+  }
+
+  completeTask(id: string, now: Date): Promise<void> {
+    return this.guard(async () => {
+      if (!isUuid(id)) throw new NotFoundError('task', id);
+      await this.db
+        .updateTable('lease_tasks')
+        .set({ done_at: now, locked_by: null, locked_until: null })
+        .where('id', '=', id)
+        .where('done_at', 'is', null)
+        .execute();
+    });
+  }
+
+  retryTask(id: string, dueAt: Date, error: string | null, _now: Date): Promise<void> {
+    return this.guard(async () => {
+      if (!isUuid(id)) throw new NotFoundError('task', id);
+      await this.db
+        .updateTable('lease_tasks')
+        .set((eb) => ({
+          due_at: dueAt,
+          attempts: eb('attempts', '+', 1),
+          last_error: error,
+          locked_by: null,
+          locked_until: null,
+        }))
+        .where('id', '=', id)
+        .where('done_at', 'is', null)
+        .execute();
+    });
+  }
+
+  nextDueAt(): Promise<Date | null> {
+    return this.guard(() => nextDueAt(this.db));
+  }
+
+  getAllocationContext(allocationId: string): Promise<AllocationContext | null> {
+    return this.guard(async () => (isUuid(allocationId) ? allocationContext(this.db, allocationId) : null));
+  }
+
+  updateAllocation(id: string, patch: AllocationPatch, now: Date, events: readonly NewAuditEvent[] = []): Promise<void> {
+    return this.guard(() => updateAllocation(this.db, id, patch, now, events));
+  }
+
+  quarantineNode(nodeId: string, reason: string, now: Date): Promise<void> {
+    return this.guard(async () => {
+      const result = await this.db
+        .updateTable('nodes')
+        // A node already quarantined keeps the time it was first quarantined; the reason is the latest.
+        .set((eb) => ({ quarantined_at: eb.fn.coalesce('quarantined_at', eb.val(now)), quarantine_reason: reason }))
+        .where('id', '=', nodeId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) throw new NotFoundError('node', nodeId);
+    });
+  }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw translateDbError(err);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import type { LeaseTask } from '../engine-store.js';
+
+interface TaskRow {
+  id: string;
+  lease_id: string;
+  allocation_id: string | null;
+  kind: string;
+  due_at: Date;
+  attempts: number;
+  last_error: string | null;
+}
+
+/**
+ * Claims up to `limit` due tasks for `worker` until `now + claimMs`, in one statement: the inner SELECT locks
+ * the rows it picks FOR UPDATE SKIP LOCKED, so two workers claiming at the same moment never pick one task, and
+ * a worker arriving after the first committed re-checks the row and sees the live claim.
+ *
+ * Besides being due and unclaimed (or claimed by a worker whose claim expired), a task is held back while the
+ * work it depends on is unfinished, so one node never has two tasks running against it:
+ * - an `end` task waits for its allocation's `start` task (a lease that ended before the engine got to its
+ *   start: the start completes without handing the node over, then the end runs);
+ * - a `start` task waits while an earlier allocation on the same node still holds it unfinished (its end task
+ *   is still cleaning the node: the next lessee never receives a node that has not been wiped), and, until the
+ *   allocation's own end, while the node is quarantined.
+ */
+export async function claimDueTasks(
+  db: Kysely<Database>,
+  worker: string,
+  now: Date,
+  limit: number,
+  claimMs: number,
+): Promise<LeaseTask[]> {
+  const until = new Date(now.getTime() + claimMs);
+  const { rows } = await sql<TaskRow>`
+    update lease_tasks
+       set locked_by = ${worker}, locked_until = ${until}
+     where id in (
+       select t.id
+         from lease_tasks t
+         left join allocations a on a.id = t.allocation_id
+        where t.done_at is null
+          and t.due_at <= ${now}
+          and (t.locked_until is null or t.locked_until <= ${now})
+          and not (t.kind = 'end' and exists (
+                select 1 from lease_tasks s
+                 where s.allocation_id = t.allocation_id and s.kind = 'start' and s.done_at is null))
+          and not (t.kind = 'start' and a.id is not null and (
+                exists (
+                  select 1 from allocations p
+                   where p.node_id = a.node_id
+                     and p.id <> a.id
+                     and p.holds
+                     and p.state not in ('released', 'quarantined', 'cancelled')
+                     and lower(p.period) < lower(a.period))
+                or (upper(a.period) > ${now} and exists (
+                  select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null))))
+        order by t.due_at, t.id
+        limit ${limit}
+          for update of t skip locked)
+    returning id, lease_id, allocation_id, kind, due_at, attempts, last_error`.execute(db);
+  return rows
+    .map(toLeaseTask)
+    .sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function toLeaseTask(row: TaskRow): LeaseTask {
+  return {
+    id: row.id,
+    lease_id: row.lease_id,
+    // Tasks are written per allocation; a lease-level task (none exist yet) has no allocation to act on.
+    allocation_id: row.allocation_id ?? '',
+    kind: row.kind === 'end' ? 'end' : 'start',
+    due_at: row.due_at,
+    attempts: row.attempts,
+    last_error: row.last_error,
+  };
+}
