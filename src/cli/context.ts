@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ApiClient } from './client.js';
 import { resolveSettings, type ClientSettings, type Env } from './config.js';
 import { renderJson } from './output.js';
@@ -9,6 +10,8 @@ export interface CliIo {
   readonly env: Env;
   /** The clock for `--expires-in`; the real one unless a test fixes it. */
   readonly now?: () => Date;
+  /** How `--wait` pauses between polls; the real timer unless a test makes it instant. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** The options every command accepts (declared on the program, read when an action runs). */
@@ -38,6 +41,10 @@ export class CliContext {
 
   now(): Date {
     return this.io.now ? this.io.now() : new Date();
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.io.sleep ? this.io.sleep(ms) : delay(ms);
   }
 
   async settings(): Promise<ClientSettings> {

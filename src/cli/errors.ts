@@ -37,3 +37,12 @@ export class UnreachableError extends CliError {
     this.name = 'UnreachableError';
   }
 }
+
+/** The command ran but did not get what it was for (a lease was refused or failed, a wait timed out): exit 1. */
+export class CommandFailedError extends CliError {
+  readonly exitCode = 1;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailedError';
+  }
+}

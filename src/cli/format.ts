@@ -50,3 +50,33 @@ export function nameAndId(ref: { id: string; name: string } | null | undefined, 
 export function formatLimit(value: number | string | null | undefined): string {
   return value === null || value === undefined ? 'unlimited' : String(value);
 }
+
+/** The first 8 characters of a uuid: enough to tell rows apart in a table, short enough to fit. */
+export function shortId(id: string | null | undefined): string {
+  return id ? id.slice(0, 8) : NONE;
+}
+
+/** An end time, or "open" when there is none. */
+export function formatEnd(end: string | null | undefined): string {
+  return end ?? 'open';
+}
+
+/** A window as `start → end`; a start already past is "now", a missing end "open". */
+export function formatWindow(window: { start: string; end: string | null }, now: Date): string {
+  const start = Date.parse(window.start) <= now.getTime() ? 'now' : window.start;
+  return `${start} → ${formatEnd(window.end)}`;
+}
+
+/** Milliseconds as people write them on the command line: 10m, 1h30m, 3d. */
+export function formatShortDuration(ms: number): string {
+  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]];
+  let rest = Math.round(ms);
+  let out = '';
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0) out += `${n}${unit}`;
+    rest -= n * size;
+  }
+  if (rest > 0 || out === '') out += `${rest}ms`;
+  return out;
+}

@@ -23,7 +23,11 @@ const MAX_PAGES = 10_000;
  * Prints a list: the first page, with a hint on stderr when there is more, or with `--all` every page,
  * following the server's `next` links (which keep the filters) until there are no more.
  */
-export async function printList<T>(ctx: CliContext, request: ListRequest, render: (items: T[]) => string): Promise<void> {
+export async function printList<T>(
+  ctx: CliContext,
+  request: ListRequest,
+  render: (items: T[]) => string | Promise<string>,
+): Promise<void> {
   const client = await ctx.client();
   const query = { ...request.query, limit: request.limit, marker: request.marker };
   const first = await client.get<Page<T>>(request.path, query);
@@ -49,7 +53,7 @@ export async function printList<T>(ctx: CliContext, request: ListRequest, render
 
   if (!ctx.json) {
     if (items.length === 0) ctx.note(`no ${request.key} found`);
-    else ctx.out(render(items));
+    else ctx.out(await render(items));
   }
   if (next !== null) ctx.note(`more: --all or --marker ${markerOf(next)}`);
 }

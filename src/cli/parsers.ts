@@ -71,3 +71,37 @@ export function parseTimestamp(text: string): string {
   }
   return new Date(value).toISOString();
 }
+
+/** A duration sent to the API: checked here, sent as ISO 8601 (`5d` becomes `P5D`). Must be longer than zero. */
+export function parseIsoDuration(text: string): string {
+  return formatDuration(parsePositiveDuration(text));
+}
+
+/** Collects a repeatable option's values: `--allow a --allow b`. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+export interface Need {
+  readonly count: number;
+  readonly where: string;
+}
+
+const NEED_USE = "Use COUNT:EXPRESSION, e.g. '3:memory >= 48GiB and gpus >= 1'";
+
+/** `--need '3:memory >= 48GiB and gpus >= 1'`: how many nodes, and what each must have. Repeatable. */
+export function parseNeed(text: string): Need {
+  const colon = text.indexOf(':');
+  if (colon < 0) throw new InvalidArgumentError(`${NEED_USE}: the count and the colon are missing.`);
+  const count = text.slice(0, colon).trim();
+  const where = text.slice(colon + 1).trim();
+  if (!/^\d+$/.test(count) || Number(count) < 1 || !Number.isSafeInteger(Number(count))) {
+    throw new InvalidArgumentError(`${NEED_USE}: the count must be a whole number from 1.`);
+  }
+  if (where === '') throw new InvalidArgumentError(`${NEED_USE}: the expression after the colon is empty.`);
+  return { count: Number(count), where };
+}
+
+export function collectNeed(value: string, previous: Need[] | undefined): Need[] {
+  return [...(previous ?? []), parseNeed(value)];
+}

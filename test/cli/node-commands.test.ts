@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiError, FakeApi } from './helpers/fake-api.js';
 import { runCli } from './helpers/cli-runner.js';
-import { node, NODE_ID, NODE_ID_2, node2, PROJECT_ID } from './helpers/fixtures.js';
+import { LEASE_ID, node, NODE_ID, NODE_ID_2, node2, PROJECT_ID } from './helpers/fixtures.js';
 
 let api: FakeApi;
 
@@ -21,13 +21,23 @@ describe('leasehold node list', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       [
-        'NAME    ID                                    OWNER        RESOURCE CLASS     MEMORY  CPUS  GPUS  DISK     ARCH     POWER      PROVISION STATE  MAINT',
-        `gpu-01  ${NODE_ID}  physics-lab  baremetal.gpu      64 GiB  32    1     515 GB   x86_64   power off  available        no`,
-        `old-01  ${NODE_ID_2}  legacy-team  baremetal.compute  8 GiB   4     0     2.14 TB  aarch64  power off  available        yes`,
+        'NAME    ID                                    OWNER        RESOURCE CLASS     MEMORY  CPUS  GPUS  DISK     ARCH     POWER      PROVISION STATE  MAINT  LEASE',
+        `gpu-01  ${NODE_ID}  physics-lab  baremetal.gpu      64 GiB  32    1     515 GB   x86_64   power off  available        no     -`,
+        `old-01  ${NODE_ID_2}  legacy-team  baremetal.compute  8 GiB   4     0     2.14 TB  aarch64  power off  available        yes    -`,
         '',
       ].join('\n'),
     );
     expect(result.stderr).toBe('');
+  });
+
+  it('says "quarantined" in MAINT and shows the current lease by its short id', async () => {
+    const leased = { ...node, lease: { id: LEASE_ID, project_id: PROJECT_ID, end: '2030-01-04T00:00:00.000Z' } };
+    const quarantined = { ...node2, quarantined: true, quarantine_reason: 'cleaning failed' };
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [leased, quarantined], next: null } });
+    const [, first, second] = (await cli('node', 'list')).stdout.split('\n');
+
+    expect(first).toMatch(/ no +a1b2c3d4$/);
+    expect(second).toMatch(/ quarantined {2}-$/);
   });
 
   it('passes the filters as query parameters', async () => {
@@ -142,6 +152,8 @@ describe('leasehold node show, set-owner, sync', () => {
         'power state      power off',
         'provision state  deploying -> active',
         'maintenance      yes: bad DIMM',
+        'quarantined      no',
+        'lease            -',
         'last error       line one',
         '                 line two',
         'console enabled  no',
@@ -194,5 +206,78 @@ describe('leasehold node show, set-owner, sync', () => {
     const result = await cli('node', 'sync');
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('error: only an operator (admin) can sync the inventory (forbidden, HTTP 403)\n');
+  });
+});
+
+describe('leasehold node show: quarantine and lease', () => {
+  it('shows the quarantine reason and the lease on the node', async () => {
+    const shown = {
+      ...node,
+      quarantined: true,
+      quarantine_reason: 'cleaning failed: disk erase timed out',
+      lease: { id: LEASE_ID, project_id: PROJECT_ID, end: '2030-01-04T00:00:00.000Z' },
+    };
+    api.on('GET', `/v1/nodes/${NODE_ID}`, { status: 200, body: shown });
+    const result = await cli('node', 'show', NODE_ID);
+    expect(result.stdout).toContain('quarantined      yes: cleaning failed: disk erase timed out\n');
+    expect(result.stdout).toContain(`lease            ${LEASE_ID} (project ${PROJECT_ID}, until 2030-01-04T00:00:00.000Z)\n`);
+  });
+});
+
+describe('leasehold node power, boot-device, unquarantine', () => {
+  it('power posts the action and says what was requested', async () => {
+    api.on('POST', '/v1/nodes/gpu-01/power', { status: 202, body: { node_id: NODE_ID, action: 'reboot', target_power_state: 'rebooting' } });
+    const result = await cli('node', 'power', 'gpu-01', 'reboot');
+
+    expect(api.only().body).toEqual({ action: 'reboot' });
+    expect(result).toMatchObject({ code: 0, stdout: 'Power reboot requested for node gpu-01 (target: rebooting)\n', stderr: '' });
+  });
+
+  it('power --json prints the server answer', async () => {
+    const answer = { node_id: NODE_ID, action: 'off', target_power_state: 'power off' };
+    api.on('POST', `/v1/nodes/${NODE_ID}/power`, { status: 202, body: answer });
+    expect(JSON.parse((await cli('node', 'power', NODE_ID, 'off', '--json')).stdout)).toEqual(answer);
+  });
+
+  it('power refuses an action other than on, off or reboot (exit 2)', async () => {
+    const result = await cli('node', 'power', 'gpu-01', 'cycle');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Allowed choices are on, off, reboot');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('power on a node you do not lease prints the 404 and exits 1', async () => {
+    api.on('POST', '/v1/nodes/gpu-09/power', apiError(404, 'not_found', 'node gpu-09 not found'));
+    const result = await cli('node', 'power', 'gpu-09', 'on');
+    expect(result).toMatchObject({ code: 1, stderr: 'error: node gpu-09 not found (not_found, HTTP 404)\n' });
+  });
+
+  it('boot-device sends the device and whether it persists', async () => {
+    api.on('POST', '/v1/nodes/gpu-01/boot-device', (request) => ({
+      status: 200,
+      body: { node_id: NODE_ID, boot_device: (request.body as { device: string }).device, persistent: (request.body as { persistent: boolean }).persistent },
+    }));
+    const once = await cli('node', 'boot-device', 'gpu-01', 'pxe');
+    const always = await cli('node', 'boot-device', 'gpu-01', 'disk', '--persistent');
+
+    expect(api.requests.map((r) => r.body)).toEqual([
+      { device: 'pxe', persistent: false },
+      { device: 'disk', persistent: true },
+    ]);
+    expect(once.stdout).toBe('Node gpu-01 boots from pxe next time\n');
+    expect(always.stdout).toBe('Node gpu-01 boots from disk from now on\n');
+  });
+
+  it('boot-device refuses an unknown device (exit 2)', async () => {
+    expect((await cli('node', 'boot-device', 'gpu-01', 'usb')).code).toBe(2);
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('unquarantine patches quarantined to false and prints the node', async () => {
+    api.on('PATCH', `/v1/nodes/${NODE_ID}`, { status: 200, body: node });
+    const result = await cli('node', 'unquarantine', NODE_ID);
+    expect(api.only().body).toEqual({ quarantined: false });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('quarantined      no\n');
   });
 });

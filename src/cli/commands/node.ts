@@ -1,8 +1,8 @@
-import { Option, type Command } from 'commander';
-import type { Node, SyncResult } from '../api-types.js';
+import { Argument, Option, type Command } from 'commander';
+import type { BootDeviceResult, Node, PowerResult, SyncResult } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { formatBool, formatCount, formatDisk, formatMemory, nameAndId } from '../format.js';
+import { formatBool, formatCount, formatDisk, formatMemory, nameAndId, shortId } from '../format.js';
 import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { listOptions, type ListFlags } from './list-options.js';
@@ -12,13 +12,21 @@ const MAIN_FACTS = new Set(['memory', 'disk', 'cpus', 'gpus', 'cpu_arch', 'resou
 
 const nodePath = (id: string) => `/v1/nodes/${encodeURIComponent(id)}`;
 
+const POWER_ACTIONS = ['on', 'off', 'reboot'] as const;
+const BOOT_DEVICES = ['pxe', 'disk', 'cdrom', 'bios', 'safe'] as const;
+
+/** MAINT column: a quarantine says more than "yes" (the node is out until someone clears it). */
+function maintColumn(n: Node): string {
+  return n.quarantined === true ? 'quarantined' : formatBool(n.maintenance);
+}
+
 function owner(n: Node): string | null {
   return n.owner_project?.name ?? n.owner;
 }
 
 function nodeTable(nodes: Node[]): string {
   return renderTable(
-    ['NAME', 'ID', 'OWNER', 'RESOURCE CLASS', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'ARCH', 'POWER', 'PROVISION STATE', 'MAINT'],
+    ['NAME', 'ID', 'OWNER', 'RESOURCE CLASS', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'ARCH', 'POWER', 'PROVISION STATE', 'MAINT', 'LEASE'],
     nodes.map((n) => [
       n.name,
       n.id,
@@ -31,7 +39,8 @@ function nodeTable(nodes: Node[]): string {
       formatCount(n.facts.cpu_arch),
       n.power_state,
       n.provision_state,
-      formatBool(n.maintenance),
+      maintColumn(n),
+      shortId(n.lease?.id),
     ]),
   );
 }
@@ -42,6 +51,8 @@ export function nodeFields(n: Node): string {
       ? `${n.provision_state ?? '-'} -> ${n.target_provision_state}`
       : n.provision_state;
   const maintenance = n.maintenance ? `yes${n.maintenance_reason ? `: ${n.maintenance_reason}` : ''}` : 'no';
+  const quarantine = n.quarantined === true ? `yes${n.quarantine_reason ? `: ${n.quarantine_reason}` : ''}` : 'no';
+  const lease = n.lease ? `${n.lease.id} (project ${n.lease.project_id}, until ${n.lease.end})` : null;
   const otherFacts = Object.keys(n.facts)
     .filter((key) => !MAIN_FACTS.has(key))
     .sort()
@@ -62,6 +73,8 @@ export function nodeFields(n: Node): string {
     ['power state', n.power_state],
     ['provision state', provision],
     ['maintenance', maintenance],
+    ['quarantined', quarantine],
+    ['lease', lease],
     ['last error', n.last_error],
     ['console enabled', formatBool(n.console_enabled)],
     ['synced at', n.synced_at],
@@ -85,8 +98,8 @@ type NodeListFlags = ListFlags & {
 export function registerNodeCommands(program: Command, ctx: CliContext): void {
   const node = program
     .command('node')
-    .summary('list and show nodes, set owners, sync')
-    .description('list and show nodes, set their owner, sync the inventory')
+    .summary('list and show nodes, power and boot them, set owners, sync')
+    .description('list and show nodes, power and boot them, clear quarantines, set their owner, sync the inventory')
     .helpCommand(false);
 
   listOptions(node.command('list').description('list the nodes you can see (sorted by name)'))
@@ -114,7 +127,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('show')
     .description('show a node: owner, facts, traits and states')
-    .argument('<node-id>', 'node id')
+    .argument('<node>', 'node uuid or name')
     .action(async (id: string) => {
       const client = await ctx.client();
       const shown = await client.get<Node>(nodePath(id));
@@ -124,7 +137,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('set-owner')
     .description("set or clear a node's owner project (operator)")
-    .argument('<node-id>', 'node id')
+    .argument('<node>', 'node uuid or name')
     .argument('[project]', 'the new owner: project id or name')
     .option('--none', 'clear the owner instead')
     .addHelpText('after', '\nExamples:\n  leasehold node set-owner 0b6a5c3e-... physics-lab\n  leasehold node set-owner 0b6a5c3e-... --none')
@@ -152,5 +165,45 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
           ['unchanged', result.unchanged],
         ]),
       );
+    });
+
+  node
+    .command('power')
+    .description('power a node on or off, or reboot it (its lessee during a lease, its owner, the operator)')
+    .argument('<node>', 'node uuid or name')
+    .addArgument(new Argument('<action>', 'what to do').choices(POWER_ACTIONS))
+    .addHelpText('after', '\nThe server accepts the request (202) and the node gets there shortly; see `leasehold node show`.')
+    .action(async (id: string, action: (typeof POWER_ACTIONS)[number]) => {
+      const client = await ctx.client();
+      const result = await client.post<PowerResult>(`${nodePath(id)}/power`, { action });
+      ctx.print(result, () => `Power ${result.action} requested for node ${id} (target: ${result.target_power_state ?? '-'})`);
+    });
+
+  node
+    .command('boot-device')
+    .description('set the device a node boots from next (its lessee during a lease, its owner, the operator)')
+    .argument('<node>', 'node uuid or name')
+    .addArgument(new Argument('<device>', 'boot device').choices(BOOT_DEVICES))
+    .option('--persistent', 'keep it for every boot, not just the next one')
+    .action(async (id: string, device: (typeof BOOT_DEVICES)[number], flags: { persistent?: boolean }) => {
+      const client = await ctx.client();
+      const result = await client.post<BootDeviceResult>(`${nodePath(id)}/boot-device`, {
+        device,
+        persistent: flags.persistent === true,
+      });
+      ctx.print(
+        result,
+        () => `Node ${id} boots from ${result.boot_device} ${result.persistent ? 'from now on' : 'next time'}`,
+      );
+    });
+
+  node
+    .command('unquarantine')
+    .description('clear a quarantine after a failed clean, so the node can be leased again (owner, operator)')
+    .argument('<node>', 'node uuid or name')
+    .action(async (id: string) => {
+      const client = await ctx.client();
+      const updated = await client.patch<Node>(nodePath(id), { quarantined: false });
+      ctx.print(updated, () => nodeFields(updated));
     });
 }

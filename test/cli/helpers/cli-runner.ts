@@ -11,15 +11,27 @@ export interface CliResult {
 
 export const FIXED_NOW = new Date('2030-01-01T00:00:00.000Z');
 
+export interface RunOptions {
+  /** The clock; FIXED_NOW unless given. */
+  readonly now?: () => Date;
+  /** What `--wait` sleeps with; give one (see fakeClock) so a test never waits for real. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
 /** Runs the CLI in-process with captured output, the given environment only, and a fixed clock. */
-export async function runCli(argv: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export async function runCli(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+  options: RunOptions = {},
+): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await run(argv, {
     stdout: { write: (chunk: string) => (stdout += chunk) },
     stderr: { write: (chunk: string) => (stderr += chunk) },
     env,
-    now: () => FIXED_NOW,
+    now: options.now ?? (() => FIXED_NOW),
+    ...(options.sleep ? { sleep: options.sleep } : {}),
   });
   return { code, stdout, stderr };
 }
@@ -28,4 +40,18 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'leasehold-cli-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A clock that only moves when the CLI sleeps: instant tests of polling and timeouts. Records every sleep. */
+export function fakeClock(start: Date = FIXED_NOW): { now: () => Date; sleep: (ms: number) => Promise<void>; sleeps: number[] } {
+  let t = start.getTime();
+  const sleeps: number[] = [];
+  return {
+    now: () => new Date(t),
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+    sleeps,
+  };
 }

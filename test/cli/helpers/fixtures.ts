@@ -59,6 +59,9 @@ export const node = {
   last_error: null,
   console_enabled: false,
   synced_at: '2030-01-01T00:00:00.000Z',
+  quarantined: false,
+  quarantine_reason: null,
+  lease: null,
 };
 
 export const node2 = {
@@ -71,4 +74,80 @@ export const node2 = {
   facts: { memory: 8192 * 2 ** 20, disk: 2000 * GIB, cpus: 4, gpus: 0, cpu_arch: 'aarch64' },
   maintenance: true,
   maintenance_reason: 'bad DIMM',
+};
+
+export const NODE_ID_3 = '0b6a5c3e-1111-4aaa-8aaa-000000000003';
+export const NODE_ID_4 = '0b6a5c3e-1111-4aaa-8aaa-000000000004';
+export const OFFER_ID = 'f0f0f0f0-2222-4bbb-8bbb-000000000001';
+export const LEASE_ID = 'a1b2c3d4-3333-4ccc-8ccc-000000000001';
+export const OTHER_PROJECT_ID = '9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a';
+
+export const offer = {
+  id: OFFER_ID,
+  node_id: NODE_ID,
+  node_name: 'gpu-01',
+  project_id: PROJECT_ID,
+  start: '2029-12-31T00:00:00.000Z',
+  end: null,
+  max_lease_duration: 'P5D',
+  min_lease_duration: null,
+  allowed_projects: null,
+  status: 'active',
+  free_windows: [{ start: '2029-12-31T00:00:00.000Z', end: null }],
+  created_at: '2029-12-31T00:00:00.000Z',
+  withdrawn_at: null,
+};
+
+const allocation = (node_id: string, node_name: string, group: number) => ({
+  node_id,
+  node_name,
+  group,
+  state: 'reserved',
+  step: null,
+  last_error: null,
+});
+
+/** The seed lease: 3 GPU nodes (group 0) and 1 big-disk node (group 1) for 3 days from now. */
+export const lease = {
+  id: LEASE_ID,
+  name: 'training',
+  project_id: PROJECT_ID,
+  state: 'pending',
+  start: '2030-01-01T00:00:00.000Z',
+  end: '2030-01-04T00:00:00.000Z',
+  request: {
+    groups: [
+      { count: 3, where: 'memory >= 48GiB and gpus >= 1' },
+      { count: 1, where: 'memory >= 16GiB and disk >= 1TB' },
+    ],
+  },
+  allocations: [
+    allocation(NODE_ID, 'gpu-01', 0),
+    allocation(NODE_ID_2, 'gpu-02', 0),
+    allocation(NODE_ID_3, 'gpu-03', 0),
+    allocation(NODE_ID_4, 'disk-01', 1),
+  ],
+  created_at: '2030-01-01T00:00:00.000Z',
+  updated_at: '2030-01-01T00:00:00.000Z',
+};
+
+type Lease = typeof lease;
+
+/** The lease with every allocation (and the lease) in the given states. */
+export function leaseIn(state: string, allocationState: string, extra: Partial<Lease> = {}): Lease {
+  return { ...lease, state, allocations: lease.allocations.map((a) => ({ ...a, state: allocationState })), ...extra };
+}
+
+export const event = {
+  seq: 42,
+  at: '2030-01-01T00:00:05.000Z',
+  type: 'node.power',
+  outcome: 'ok',
+  actor: 'alice',
+  node_id: NODE_ID,
+  lease_id: LEASE_ID,
+  offer_id: null,
+  project_id: PROJECT_ID,
+  message: 'power on',
+  details: { target: 'power on' },
 };

@@ -1,0 +1,177 @@
+import { Option, type Command } from 'commander';
+import { OFFER_STATUSES, type Offer } from '../api-types.js';
+import type { CliContext } from '../context.js';
+import { UsageError } from '../errors.js';
+import { formatEnd, formatLimit, formatWindow } from '../format.js';
+import { nameOf, projectLabel, projectNames } from '../names.js';
+import { renderFields, renderTable } from '../output.js';
+import { printList } from '../paging.js';
+import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
+import { parseDuration } from '../../domain/duration.js';
+import { listOptions, type ListFlags } from './list-options.js';
+
+const offerPath = (id: string) => `/v1/offers/${encodeURIComponent(id)}`;
+
+function allowed(o: Offer, names: ReadonlyMap<string, string>): string {
+  if (o.allowed_projects === null) return 'any';
+  if (o.allowed_projects.length === 0) return 'none';
+  return o.allowed_projects.map((id) => nameOf(names, id)).join(', ');
+}
+
+function firstFree(o: Offer, now: Date): string {
+  const window = o.free_windows[0];
+  return window ? formatWindow(window, now) : 'none';
+}
+
+function offerTable(offers: Offer[], names: ReadonlyMap<string, string>, now: Date): string {
+  return renderTable(
+    ['ID', 'NODE', 'START', 'END', 'MAX LEASE', 'ALLOWED', 'STATUS', 'FREE'],
+    offers.map((o) => [
+      o.id,
+      o.node_name ?? o.node_id,
+      o.start,
+      formatEnd(o.end),
+      formatLimit(o.max_lease_duration),
+      allowed(o, names),
+      o.status,
+      firstFree(o, now),
+    ]),
+  );
+}
+
+function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): string {
+  return renderFields([
+    ['id', o.id],
+    ['node', o.node_name ? `${o.node_name} (${o.node_id})` : o.node_id],
+    ['owner', projectLabel(names, o.project_id)],
+    ['status', o.status],
+    ['start', o.start],
+    ['end', formatEnd(o.end)],
+    ['max lease', formatLimit(o.max_lease_duration)],
+    ['min lease', o.min_lease_duration ?? 'none'],
+    ['allowed projects', allowed(o, names)],
+    ['free', o.free_windows.length === 0 ? 'none' : o.free_windows.map((w) => formatWindow(w, now)).join('\n')],
+    ['created at', o.created_at],
+    ['withdrawn at', o.withdrawn_at],
+  ]);
+}
+
+function projectIds(offers: readonly Offer[]): string[] {
+  return offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])]);
+}
+
+type OfferCreateFlags = {
+  start?: string;
+  end?: string;
+  maxLease?: string;
+  minLease?: string;
+  allow?: string[];
+};
+
+type OfferListFlags = ListFlags & {
+  node?: string;
+  owner?: string;
+  status?: string;
+  where?: string;
+  freeFrom?: string;
+  freeTo?: string;
+};
+
+/** `leasehold offer ...`: an owner puts a node in the pool, for a time, for a maximum lease length, to some projects. */
+export function registerOfferCommands(program: Command, ctx: CliContext): void {
+  const offer = program
+    .command('offer')
+    .summary("offer your nodes for lease (owner policy)")
+    .description('offer nodes for lease: when, for how long a lease, to which projects; list, show and withdraw offers')
+    .helpCommand(false);
+
+  offer
+    .command('create')
+    .description('offer a node you own for lease (owner)')
+    .argument('<node>', 'node uuid or name')
+    .addOption(new Option('--start <time>', 'from when (RFC 3339; default now)').argParser(parseTimestamp))
+    .addOption(new Option('--end <time>', 'until when (RFC 3339; default open-ended)').argParser(parseTimestamp))
+    .addOption(new Option('--max-lease <duration>', 'longest lease allowed, e.g. 5d, 12h, P5D').argParser(parseIsoDuration))
+    .addOption(new Option('--min-lease <duration>', 'shortest lease allowed, e.g. 1h').argParser(parseIsoDuration))
+    .addOption(
+      new Option('--allow <project>', 'only this project may lease it (id or name); repeat for more; default any project')
+        .argParser(collect),
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
+    )
+    .action(async (node: string, flags: OfferCreateFlags) => {
+      if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {
+        throw new UsageError('--end must be after --start');
+      }
+      if (
+        flags.maxLease !== undefined &&
+        flags.minLease !== undefined &&
+        parseDuration(flags.minLease) > parseDuration(flags.maxLease)
+      ) {
+        throw new UsageError('--min-lease must not be longer than --max-lease');
+      }
+      const client = await ctx.client();
+      const created = await client.post<Offer>('/v1/offers', {
+        node_id: node,
+        start: flags.start,
+        end: flags.end,
+        max_lease_duration: flags.maxLease,
+        min_lease_duration: flags.minLease,
+        allowed_projects: flags.allow,
+      });
+      if (ctx.json) return ctx.print(created, () => '');
+      const names = await projectNames(ctx, projectIds([created]));
+      ctx.out(offerFields(created, names, ctx.now()));
+    });
+
+  listOptions(offer.command('list').description('list the offers you can see'))
+    .option('--node <node>', 'only offers of this node (uuid or name)')
+    .option('--owner <project>', 'only offers of nodes this project owns (id or name)')
+    .addOption(new Option('--status <status>', 'only offers in this status').choices(OFFER_STATUSES))
+    .option('--where <expression>', 'only offers of nodes matching this, e.g. "memory >= 48GiB and gpus >= 1"')
+    .addOption(new Option('--free-from <time>', 'only offers free from this time (RFC 3339)').argParser(parseTimestamp))
+    .addOption(new Option('--free-to <time>', '... until this time (RFC 3339)').argParser(parseTimestamp))
+    .addHelpText('after', '\nFREE is the first free window of the offer; END "open" means no end.')
+    .action(async (flags: OfferListFlags) => {
+      if (flags.freeFrom !== undefined && flags.freeTo !== undefined && Date.parse(flags.freeTo) <= Date.parse(flags.freeFrom)) {
+        throw new UsageError('--free-to must be after --free-from');
+      }
+      const query = {
+        node_id: flags.node,
+        owner: flags.owner,
+        status: flags.status,
+        where: flags.where,
+        free_from: flags.freeFrom,
+        free_to: flags.freeTo,
+      };
+      await printList<Offer>(
+        ctx,
+        { path: '/v1/offers', key: 'offers', query, all: flags.all, limit: flags.limit, marker: flags.marker },
+        async (offers) => offerTable(offers, await projectNames(ctx, offers.flatMap((o) => o.allowed_projects ?? [])), ctx.now()),
+      );
+    });
+
+  offer
+    .command('show')
+    .description('show an offer and its free windows')
+    .argument('<offer-id>', 'offer id')
+    .action(async (id: string) => {
+      const client = await ctx.client();
+      const shown = await client.get<Offer>(offerPath(id));
+      if (ctx.json) return ctx.print(shown, () => '');
+      const names = await projectNames(ctx, projectIds([shown]));
+      ctx.out(offerFields(shown, names, ctx.now()));
+    });
+
+  offer
+    .command('delete')
+    .description('withdraw an offer: no new leases from it; leases already made stay')
+    .argument('<offer-id>', 'offer id')
+    .action(async (id: string) => {
+      const client = await ctx.client();
+      await client.delete(offerPath(id));
+      if (!ctx.json) ctx.out(`Withdrew offer ${id} (leases already made from it stay)`);
+    });
+}
