@@ -17,6 +17,10 @@ export interface Config {
   readonly simulatedTimingsJson: string | null;
   readonly adminToken: string | null;
   readonly syncIntervalMs: number;
+  /** Kept free after every lease so the node can be cleaned before the next one (0 allowed). */
+  readonly cleaningGapMs: number;
+  /** `api` serves requests, `worker` runs the lease engine, `all` both. */
+  readonly role: 'api' | 'worker' | 'all';
   readonly logLevel: string;
   /** Public base URL, for links in responses; derived from the listening address when unset. */
   readonly publicUrl: string | null;
@@ -25,6 +29,7 @@ export interface Config {
 export interface ServeFlags {
   readonly port?: number;
   readonly host?: string;
+  readonly role?: string;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -49,9 +54,16 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
     adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
+    cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
+    role: parseRole(flags.role ?? env.LEASEHOLD_ROLE?.trim() ?? 'all'),
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
     publicUrl: env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null,
   };
+}
+
+function parseRole(value: string): Config['role'] {
+  if (value === 'api' || value === 'worker' || value === 'all') return value;
+  throw configError('LEASEHOLD_ROLE (--role)', `must be "api", "worker" or "all", not ${JSON.stringify(value)}`);
 }
 
 function parsePort(value: string | undefined): number {

@@ -6,7 +6,11 @@ import { requireAuth } from './auth.js';
 import { createRouter, type ApiDeps, type AppEnv } from './context.js';
 import { docsPage } from './docs-page.js';
 import { errorResponse, toLeaseholdError } from './error-response.js';
+import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { leaseRoutes } from './routes/leases.js';
+import { nodeActionRoutes } from './routes/node-actions.js';
+import { offerRoutes } from './routes/offers.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { projectRoutes } from './routes/projects.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -70,6 +74,10 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', userRoutes(deps));
   app.route('/', tokenRoutes(deps));
   app.route('/', nodeRoutes(deps));
+  app.route('/', nodeActionRoutes(deps));
+  app.route('/', offerRoutes(deps));
+  app.route('/', leaseRoutes(deps));
+  app.route('/', eventRoutes(deps));
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -4,6 +4,7 @@ import type { Principal } from '../domain/identity.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { InventorySync } from '../engine/inventory-sync.js';
 import type { Logger } from '../logger.js';
+import type { LeasePlanner } from '../scheduler/lease-planner.js';
 import type { Store } from '../store/store.js';
 import { validationError } from './error-response.js';
 
@@ -14,6 +15,11 @@ export interface ApiDeps {
   readonly inventory: InventorySync;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly planner: LeasePlanner;
+  /** The gap kept free after every lease for cleaning (LEASEHOLD_CLEANING_GAP). */
+  readonly cleaningGapMs: number;
+  /** The in-process lease engine, if this process runs one: woken after a lease change so it re-arms its timer. */
+  readonly engine?: { wake(): void };
 }
 
 export interface AppEnv {

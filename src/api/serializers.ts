@@ -1,6 +1,7 @@
 import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
+import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
 
 /** Domain objects to their JSON form: RFC 3339 UTC timestamps, ISO 8601 durations, no secrets. */
 
@@ -38,7 +39,15 @@ export function tokenJson(t: ApiToken) {
   };
 }
 
-export function nodeJson(n: NodeView) {
+/**
+ * A node as the caller may see it. A lessee sees what it needs to use the machine, not the owner's internals:
+ * `last_error` and `maintenance_reason` are redacted, as Ironic does for lessees.
+ */
+export function nodeJson(
+  n: NodeView,
+  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null } = {},
+) {
+  const lessee = view.access === 'lessee';
   return {
     id: n.id,
     name: n.name,
@@ -53,9 +62,74 @@ export function nodeJson(n: NodeView) {
     provision_state: n.provision_state,
     target_provision_state: n.target_provision_state,
     maintenance: n.maintenance,
-    maintenance_reason: n.maintenance_reason,
-    last_error: n.last_error,
+    maintenance_reason: lessee && n.maintenance_reason ? '** redacted **' : n.maintenance_reason,
+    last_error: lessee && n.last_error ? '** redacted **' : n.last_error,
     console_enabled: n.console_enabled,
+    quarantined: n.quarantined_at !== null,
+    quarantine_reason: lessee ? null : n.quarantine_reason,
+    lease: view.lease ? { id: view.lease.lease_id, project_id: view.lease.project_id, end: iso(view.lease.end) } : null,
     synced_at: iso(n.synced_at),
+  };
+}
+
+export function offerJson(o: Offer, extra: { node_name: string | null; status: 'scheduled' | 'active' | 'expired' | 'withdrawn'; free_windows: readonly { start: number; end: number }[] }) {
+  return {
+    id: o.id,
+    node_id: o.node_id,
+    node_name: extra.node_name,
+    project_id: o.project_id,
+    start: iso(o.start),
+    end: isoOrNull(o.end),
+    max_lease_duration: o.max_lease_ms === null ? null : formatDuration(o.max_lease_ms),
+    min_lease_duration: o.min_lease_ms === null ? null : formatDuration(o.min_lease_ms),
+    allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
+    status: extra.status,
+    free_windows: extra.free_windows.map((w) => ({
+      start: new Date(w.start).toISOString(),
+      end: Number.isFinite(w.end) ? new Date(w.end).toISOString() : null,
+    })),
+    created_at: iso(o.created_at),
+    withdrawn_at: isoOrNull(o.withdrawn_at),
+  };
+}
+
+export function leaseJson(l: Lease, nodeNames: ReadonlyMap<string, string | null>) {
+  return {
+    id: l.id,
+    name: l.name,
+    project_id: l.project_id,
+    state: l.state,
+    start: iso(l.start),
+    end: iso(l.end),
+    request: {
+      ...(l.request.nodes ? { nodes: [...l.request.nodes] } : {}),
+      ...(l.request.groups ? { groups: l.request.groups.map((g) => ({ count: g.count, where: g.where })) } : {}),
+    },
+    allocations: l.allocations.map((a) => ({
+      node_id: a.node_id,
+      node_name: nodeNames.get(a.node_id) ?? null,
+      group: a.group_index,
+      state: a.state,
+      step: a.step,
+      last_error: a.last_error,
+    })),
+    created_at: iso(l.created_at),
+    updated_at: iso(l.updated_at),
+  };
+}
+
+export function eventJson(e: AuditEvent) {
+  return {
+    seq: e.seq,
+    at: iso(e.at),
+    type: e.type,
+    outcome: e.outcome,
+    actor: e.actor,
+    node_id: e.node_id,
+    lease_id: e.lease_id,
+    offer_id: e.offer_id,
+    project_id: e.project_id,
+    message: e.message,
+    details: e.details,
   };
 }

@@ -34,4 +34,7 @@ export interface InventoryNode {
 /** An inventory node with its owner resolved to a project (if one by that id or name exists). */
 export interface NodeView extends InventoryNode {
   readonly owner_project: { readonly id: string; readonly name: string } | null;
+  /** Set when cleaning failed: no new leases until the owner or the operator clears it. */
+  readonly quarantined_at: Date | null;
+  readonly quarantine_reason: string | null;
 }

@@ -57,3 +57,31 @@ export function canManageTokensOf(p: Principal, user: Pick<User, 'id' | 'project
     roleAtLeast(p.role, Role.Manager)
   );
 }
+
+/** How a caller relates to a node: the operator, its owner, its lessee right now, or nothing (404). */
+export type NodeAccess = 'admin' | 'owner' | 'lessee';
+
+export function nodeAccess(
+  p: Principal,
+  node: { readonly owner_project: { readonly id: string } | null },
+  leasedByCallerNow: boolean,
+): NodeAccess | null {
+  if (isAdmin(p)) return 'admin';
+  if (p.projectId !== null && node.owner_project?.id === p.projectId) return 'owner';
+  return leasedByCallerNow ? 'lessee' : null;
+}
+
+/** Power, boot device, console: the operator, or a member of the owning or (while its lease is active) leasing project. */
+export function canOperateNode(p: Principal, access: NodeAccess | null): boolean {
+  return access !== null && (access === 'admin' || roleAtLeast(p.role, Role.Member));
+}
+
+/** Putting a node in the pool, withdrawing it, clearing its quarantine: its owner's members, or the operator. */
+export function canManageOwnedNode(p: Principal, access: NodeAccess | null): boolean {
+  return access === 'admin' || (access === 'owner' && roleAtLeast(p.role, Role.Member));
+}
+
+/** Creating, changing and ending a project's leases: its members, or the operator. */
+export function canChangeLeasesOf(p: Principal, projectId: string): boolean {
+  return isAdmin(p) || (p.projectId === projectId && roleAtLeast(p.role, Role.Member));
+}

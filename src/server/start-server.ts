@@ -8,6 +8,7 @@ import { createDriver } from '../drivers/create-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
 import { createLogger, type Logger } from '../logger.js';
+import { LeasePlanner } from '../scheduler/lease-planner.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
@@ -50,7 +51,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await inventory.start();
     closers.push(async () => inventory.stop());
 
-    const app = createApp({ store, driver, inventory, clock, logger });
+    const planner = new LeasePlanner(store, clock, { cleaningGapMs: config.cleaningGapMs });
+    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs });
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
     const { port } = server.address() as AddressInfo;

@@ -8,6 +8,7 @@ import { keysetPage } from './keyset-page.js';
 import { loadLeases, selectOffers, toEvent, toOffer, type EventRow } from './leasing-rows.js';
 import type {
   Booking,
+  CurrentLease,
   EventFilter,
   LeaseFilter,
   LeasingStore,
@@ -61,6 +62,10 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(async () => {
       let query = selectOffers(this.db);
       if (filter.node_id !== undefined) query = query.where('o.node_id', '=', filter.node_id);
+      if (filter.node_ids !== undefined) {
+        if (filter.node_ids.length === 0) return { items: [], nextMarker: null };
+        query = query.where('o.node_id', 'in', filter.node_ids);
+      }
       if (filter.project_id !== undefined) query = query.where('o.project_id', '=', filter.project_id);
       if (filter.visible_to !== undefined) {
         const p = filter.visible_to;
@@ -183,6 +188,22 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(() => cancelLease(this.db, id, events, now));
   }
 
+  currentLeases(nodeIds: readonly string[], now: Date): Promise<ReadonlyMap<string, CurrentLease>> {
+    if (nodeIds.length === 0) return Promise.resolve(new Map());
+    return guard(async () => {
+      const rows = await this.db
+        .selectFrom('allocations as a')
+        .innerJoin('leases as l', 'l.id', 'a.lease_id')
+        .select(['a.node_id', 'l.id as lease_id', 'l.project_id', 'l.end_at as end'])
+        .where('a.node_id', 'in', nodeIds)
+        .where('a.holds', '=', true)
+        .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
+        .where('l.state', 'not in', ['cancelled', 'failed'])
+        .execute();
+      return new Map(rows.map((r) => [r.node_id, { lease_id: r.lease_id, project_id: r.project_id, end: r.end }]));
+    });
+  }
+
   leasedNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
     return guard(async () => {
       const rows = await this.db
@@ -213,6 +234,7 @@ export class KyselyLeasingStore implements LeasingStore {
 
   /** Newest first; the marker is the last seen `seq` (keyset, descending). */
   listEvents(filter: EventFilter, page: PageRequest): Promise<Page<AuditEvent>> {
+    if (filter.lease_id !== undefined && !isUuid(filter.lease_id)) return Promise.resolve({ items: [], nextMarker: null });
     return guard(async () => {
       let query = this.db.selectFrom('events as e').selectAll('e');
       if (filter.node_id !== undefined) query = query.where('e.node_id', '=', filter.node_id);

@@ -259,6 +259,10 @@ export class KyselyStore implements Store {
     });
   }
 
+  allNodes(): Promise<readonly NodeView[]> {
+    return this.guard(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
+  }
+
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>> {
     return this.guard(async () => {
       const result = await keysetPage(

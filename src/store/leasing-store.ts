@@ -24,6 +24,8 @@ export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
 export interface OfferFilter {
   readonly node_id?: string;
+  /** Offers on any of these nodes (e.g. those matching a requirement expression). */
+  readonly node_ids?: readonly string[];
   /** The offering project. */
   readonly project_id?: string;
   readonly status?: OfferStatus;
@@ -44,6 +46,12 @@ export interface Booking {
   readonly end: Date;
   /** end + the cleaning gap in force when it was booked. */
   readonly blocked_until: Date;
+}
+
+export interface CurrentLease {
+  readonly lease_id: string;
+  readonly project_id: string;
+  readonly end: Date;
 }
 
 export interface NewLease {
@@ -98,6 +106,8 @@ export interface LeasingStore {
   changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
   /** Cancels a lease that has not started: it stops holding its nodes and its tasks are dropped. */
   cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
+  /** The lease holding each of these nodes at `now` (granting access), if any. */
+  currentLeases(nodeIds: readonly string[], now: Date): Promise<ReadonlyMap<string, CurrentLease>>;
   /** The ids of nodes on which `projectId` holds a lease granting access at `now`. */
   leasedNodeIds(projectId: string, now: Date): Promise<readonly string[]>;
 

@@ -69,5 +69,10 @@ export function toNodeView(row: NodeViewRow): NodeView {
     row.owner_project_id !== null && row.owner_project_name !== null
       ? { id: row.owner_project_id, name: row.owner_project_name }
       : null;
-  return { ...toInventoryNode(row), owner_project: ownerProject };
+  return {
+    ...toInventoryNode(row),
+    owner_project: ownerProject,
+    quarantined_at: row.quarantined_at,
+    quarantine_reason: row.quarantine_reason,
+  };
 }

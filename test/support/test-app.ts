@@ -5,9 +5,11 @@ import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js
 import type { SimulatedNodeSpec } from '../../src/drivers/simulated/simulated-driver.js';
 import { InventorySync } from '../../src/engine/inventory-sync.js';
 import { createLogger } from '../../src/logger.js';
+import { LeasePlanner } from '../../src/scheduler/lease-planner.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 
+export const CLEANING_GAP_MS = 10 * 60_000;
 export const ADMIN_TOKEN = 'lh_test-admin-token-0123456789abcdef';
 export const FAKE_BMC_PASSWORD = 'bmc-secret-do-not-leak';
 
@@ -55,7 +57,8 @@ export async function startTestApp(nodes: SimulatedNodeSpec[] = testInventory())
   const driver = new SimulatedDriver({ nodes, clock, timings: { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 } });
   const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 60_000 });
   await inventory.syncAll();
-  const app = createApp({ store, driver, inventory, clock, logger });
+  const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
+  const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS });
 
   return {
     store,

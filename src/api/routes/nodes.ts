@@ -1,7 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
-import { canSetNodeOwner, canSyncInventory, nodeVisibility } from '../../domain/policy.js';
+import { ForbiddenError, InvalidRequestError } from '../../domain/errors.js';
+import { canManageOwnedNode, canSetNodeOwner, canSyncInventory, nodeVisibility } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { nodeForCaller, nodesJson } from '../node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { nodeJson } from '../serializers.js';
@@ -44,7 +45,7 @@ const patchNode = createRoute({
   method: 'patch',
   path: '/v1/nodes/{id}',
   tags: ['nodes'],
-  summary: "Set a node's owner (operator); written through to the hardware driver",
+  summary: "Set a node's owner (operator, written through to the driver) or clear its quarantine (owner)",
   request: {
     params: IdParam,
     body: jsonBody(
@@ -54,9 +55,15 @@ const patchNode = createRoute({
             .string()
             .min(1)
             .nullable()
-            .openapi({ description: 'Project id or name; stored in Ironic as the project id. null clears it.' }),
+            .optional()
+            .openapi({ description: 'Project id or name; stored in Ironic as the project id. null clears it. Operator only.' }),
+          quarantined: z
+            .literal(false)
+            .optional()
+            .openapi({ description: "false clears a quarantine (the node's owner or the operator)." }),
         })
-        .strict(),
+        .strict()
+        .refine((b) => b.owner !== undefined || b.quarantined !== undefined, 'give owner or quarantined'),
     ),
   },
   responses: { 200: jsonResponse(NodeSchema, 'The updated node'), ...errorResponses(400, 401, 403, 404, 409, 503) },
@@ -81,8 +88,9 @@ export function nodeRoutes(deps: ApiDeps) {
 
   router.openapi(listNodes, async (c) => {
     const { limit, marker, ...filter } = c.req.valid('query');
-    const page = await deps.store.listNodes(filter, nodeVisibility(c.get('principal'), deps.clock.now()), { limit, marker });
-    return c.json({ nodes: page.items.map(nodeJson), next: nextLink(c.req.url, page) }, 200);
+    const principal = c.get('principal');
+    const page = await deps.store.listNodes(filter, nodeVisibility(principal, deps.clock.now()), { limit, marker });
+    return c.json({ nodes: await nodesJson(deps, principal, page.items), next: nextLink(c.req.url, page) }, 200);
   });
 
   router.openapi(syncNodes, async (c) => {
@@ -92,36 +100,48 @@ export function nodeRoutes(deps: ApiDeps) {
   });
 
   router.openapi(getNode, async (c) => {
-    const { id } = c.req.valid('param');
-    const node = await deps.store.getNode(id, nodeVisibility(c.get('principal'), deps.clock.now()));
-    if (!node) throw new NotFoundError('node', id);
-    return c.json(nodeJson(node), 200);
+    const { node, access, lease } = await nodeForCaller(deps, c.get('principal'), c.req.valid('param').id);
+    return c.json(nodeJson(node, { access, lease }), 200);
   });
 
   router.openapi(patchNode, async (c) => {
     const principal = c.get('principal');
-    const { id } = c.req.valid('param');
-    const visibility = nodeVisibility(principal, deps.clock.now());
-    const found = await deps.store.getNode(id, visibility);
-    if (!found) throw new NotFoundError('node', id);
-    if (!canSetNodeOwner(principal)) throw new ForbiddenError("only an operator (admin) can change a node's owner");
-    const { owner } = c.req.valid('json');
-    let ownerId: string | null = null;
-    if (owner !== null) {
-      const project = await deps.store.findProject(owner);
-      if (!project) {
-        throw new InvalidRequestError(`owner: no project has the id or name ${JSON.stringify(owner)}`, {
-          details: { field: 'owner' },
-        });
-      }
-      ownerId = project.id;
+    const found = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    const body = c.req.valid('json');
+    if (body.owner !== undefined && !canSetNodeOwner(principal)) {
+      throw new ForbiddenError("only an operator (admin) can change a node's owner");
     }
-    await deps.driver.updateNode(found.id, { owner: ownerId });
-    await deps.inventory.refreshNode(found.id);
-    c.get('log').info({ node: found.id, owner: ownerId }, 'node owner set');
-    const node = await deps.store.getNode(found.id, visibility);
-    if (!node) throw new NotFoundError('node', id);
-    return c.json(nodeJson(node), 200);
+    if (body.quarantined !== undefined && !canManageOwnedNode(principal, found.access)) {
+      throw new ForbiddenError("only the node's owner or an operator can clear its quarantine");
+    }
+    const id = found.node.id;
+    if (body.owner !== undefined) {
+      let ownerId: string | null = null;
+      if (body.owner !== null) {
+        const project = await deps.store.findProject(body.owner);
+        if (!project) {
+          throw new InvalidRequestError(`owner: no project has the id or name ${JSON.stringify(body.owner)}`, {
+            details: { field: 'owner' },
+          });
+        }
+        ownerId = project.id;
+      }
+      await deps.driver.updateNode(id, { owner: ownerId });
+      await deps.inventory.refreshNode(id);
+      await deps.store.leasing.appendEvents(
+        [{ type: 'node.owner_set', actor: principal.userName, actor_user_id: principal.userId, node_id: id, owner_project_id: ownerId, details: { owner: ownerId } }],
+        deps.clock.now(),
+      );
+    }
+    if (body.quarantined === false && found.node.quarantined_at) {
+      await deps.store.leasing.clearQuarantine(
+        id,
+        [{ type: 'node.quarantine_cleared', actor: principal.userName, actor_user_id: principal.userId, node_id: id, owner_project_id: found.node.owner_project?.id ?? null }],
+        deps.clock.now(),
+      );
+    }
+    const { node, access, lease } = await nodeForCaller(deps, principal, id);
+    return c.json(nodeJson(node, { access, lease }), 200);
   });
 
   return router;

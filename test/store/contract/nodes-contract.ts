@@ -26,7 +26,7 @@ export function nodesContract(open: OpenFreshStore): void {
       });
       await store.syncNodes([record], at(7));
       const node = await store.getNode('n1', ALL);
-      expect(node).toEqual({ ...record, synced_at: at(7), owner_project: null });
+      expect(node).toEqual({ ...record, synced_at: at(7), owner_project: null, quarantined_at: null, quarantine_reason: null });
       expect(node?.driver_updated_at).toBeInstanceOf(Date);
       expect(node?.synced_at).toBeInstanceOf(Date);
     });

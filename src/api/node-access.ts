@@ -1,0 +1,37 @@
+import { NotFoundError } from '../domain/errors.js';
+import type { Principal } from '../domain/identity.js';
+import type { NodeView } from '../domain/inventory.js';
+import { nodeAccess, nodeVisibility, type NodeAccess } from '../domain/policy.js';
+import type { CurrentLease } from '../store/leasing-store.js';
+import type { ApiDeps } from './context.js';
+import { nodeJson } from './serializers.js';
+
+export interface NodeInView {
+  readonly node: NodeView;
+  readonly access: NodeAccess;
+  readonly lease: CurrentLease | null;
+}
+
+/**
+ * Finds a node the caller may see and how it relates to it, deciding from the lease table at this instant:
+ * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404.
+ */
+export async function nodeForCaller(deps: ApiDeps, principal: Principal, idOrName: string): Promise<NodeInView> {
+  const now = deps.clock.now();
+  const node = await deps.store.getNode(idOrName, nodeVisibility(principal, now));
+  if (!node) throw new NotFoundError('node', idOrName);
+  const lease = (await deps.store.leasing.currentLeases([node.id], now)).get(node.id) ?? null;
+  const access = nodeAccess(principal, node, lease !== null && lease.project_id === principal.projectId);
+  if (access === null) throw new NotFoundError('node', idOrName);
+  return { node, access, lease };
+}
+
+/** Nodes as JSON for this caller: the current lease shown to the operator, the owner and the lessee only. */
+export async function nodesJson(deps: ApiDeps, principal: Principal, nodes: readonly NodeView[]) {
+  const leases = await deps.store.leasing.currentLeases(nodes.map((n) => n.id), deps.clock.now());
+  return nodes.map((node) => {
+    const lease = leases.get(node.id) ?? null;
+    const access = nodeAccess(principal, node, lease !== null && lease.project_id === principal.projectId) ?? 'lessee';
+    return nodeJson(node, { access, lease });
+  });
+}

@@ -1,0 +1,70 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { isAdmin } from '../../domain/policy.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { NextLink, PageQuery, nextLink } from '../pagination.js';
+import { errorResponses, jsonResponse } from '../schemas.js';
+import { eventJson } from '../serializers.js';
+
+const Time = z.iso.datetime({ offset: true });
+
+export const EventSchema = z
+  .object({
+    seq: z.string(),
+    at: z.string(),
+    type: z.string().openapi({ example: 'allocation.released' }),
+    outcome: z.enum(['ok', 'error']),
+    actor: z.string().openapi({ description: 'A user name, or "engine".' }),
+    node_id: z.string().nullable(),
+    lease_id: z.string().nullable(),
+    offer_id: z.string().nullable(),
+    project_id: z.string().nullable(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  })
+  .openapi('Event');
+
+const listEvents = createRoute({
+  method: 'get',
+  path: '/v1/events',
+  tags: ['events'],
+  summary: 'The audit log, newest first: every lease and offer change, node action and engine step',
+  description: 'The operator sees everything; a project sees the events about its leases and its nodes.',
+  request: {
+    query: z.object({
+      ...PageQuery,
+      node_id: z.string().min(1).optional(),
+      lease_id: z.string().min(1).optional(),
+      project: z.string().min(1).optional(),
+      type: z.string().min(1).optional().openapi({ description: 'A type ("lease.created") or a prefix ("lease").' }),
+      since: Time.optional(),
+      until: Time.optional(),
+    }),
+  },
+  responses: { 200: jsonResponse(z.object({ events: z.array(EventSchema), next: NextLink }), 'A page of events'), ...errorResponses(400, 401) },
+});
+
+export function eventRoutes(deps: ApiDeps) {
+  const router = createRouter();
+  router.openapi(listEvents, async (c) => {
+    const principal = c.get('principal');
+    const q = c.req.valid('query');
+    let projectId: string | undefined;
+    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? '00000000-0000-0000-0000-000000000000';
+    let nodeId = q.node_id;
+    if (nodeId !== undefined) nodeId = (await deps.store.getNode(nodeId, { kind: 'all' }))?.id ?? nodeId;
+    const page = await deps.store.leasing.listEvents(
+      {
+        node_id: nodeId,
+        lease_id: q.lease_id,
+        project_id: projectId,
+        type: q.type,
+        since: q.since ? new Date(q.since) : undefined,
+        until: q.until ? new Date(q.until) : undefined,
+        visible_to: isAdmin(principal) ? undefined : (principal.projectId ?? '00000000-0000-0000-0000-000000000000'),
+      },
+      { limit: q.limit, marker: q.marker },
+    );
+    return c.json({ events: page.items.map(eventJson), next: nextLink(c.req.url, page) }, 200);
+  });
+  return router;
+}

@@ -1,0 +1,288 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { formatDuration, parseDuration } from '../../domain/duration.js';
+import { ForbiddenError, InvalidRequestError, LeaseConflictError, NotFoundError } from '../../domain/errors.js';
+import type { Principal, Project } from '../../domain/identity.js';
+import type { Lease } from '../../domain/leasing.js';
+import { canChangeLeasesOf, isAdmin } from '../../domain/policy.js';
+import type { LeaseAsk } from '../../scheduler/lease-planner.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { NextLink, PageQuery, nextLink } from '../pagination.js';
+import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { leaseJson } from '../serializers.js';
+
+const Time = z.iso.datetime({ offset: true });
+const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
+
+const LeaseBody = z
+  .object({
+    name: z.string().trim().min(1).max(100).optional(),
+    start: Time.optional().openapi({ description: 'Default: now. A future start is an advance reservation.' }),
+    end: Time.optional(),
+    duration: z.string().min(1).optional().openapi({ description: 'Instead of end: ISO 8601 ("P3D") or short ("3d").' }),
+    nodes: z.array(z.string().min(1)).max(1000).optional().openapi({ description: 'Node uuids or names.' }),
+    groups: z
+      .array(
+        z
+          .object({
+            count: z.number().int().min(1).max(1000),
+            where: z.string().min(1).max(2000).openapi({ example: 'memory >= 48GiB and gpus >= 1' }),
+          })
+          .strict(),
+      )
+      .max(50)
+      .optional(),
+  })
+  .strict();
+
+export const LeaseSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    project_id: z.string(),
+    state: z.enum(STATES),
+    start: z.string(),
+    end: z.string(),
+    request: z.object({
+      nodes: z.array(z.string()).optional(),
+      groups: z.array(z.object({ count: z.number(), where: z.string() })).optional(),
+    }),
+    allocations: z.array(
+      z.object({
+        node_id: z.string(),
+        node_name: z.string().nullable(),
+        group: z.number(),
+        state: z.string(),
+        step: z.string().nullable(),
+        last_error: z.string().nullable(),
+      }),
+    ),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Lease');
+
+const QuoteSchema = z
+  .object({
+    start: z.string(),
+    end: z.string(),
+    duration: z.string(),
+    allocations: z.array(z.object({ node_id: z.string(), node_name: z.string().nullable(), group: z.number() })),
+  })
+  .openapi('Quote');
+
+const unmet =
+  '409 lease_unavailable: the message says per group what was short; error.details.earliest_start is the earliest ' +
+  'time the whole request fits (null if none within a year). 409 policy_violation: the project quota refuses it.';
+
+const createLease = createRoute({
+  method: 'post',
+  path: '/v1/leases',
+  tags: ['leases'],
+  summary: 'Lease nodes by name or by requirement groups, all or nothing',
+  description: unmet,
+  request: { body: jsonBody(LeaseBody) },
+  responses: { 201: jsonResponse(LeaseSchema, 'The lease'), ...errorResponses(400, 401, 403, 409) },
+});
+
+const quoteLease = createRoute({
+  method: 'post',
+  path: '/v1/leases/quote',
+  tags: ['leases'],
+  summary: 'What a lease request would get now, changing nothing',
+  description: unmet,
+  request: { body: jsonBody(LeaseBody) },
+  responses: { 200: jsonResponse(QuoteSchema, 'The nodes it would get'), ...errorResponses(400, 401, 409) },
+});
+
+const listLeases = createRoute({
+  method: 'get',
+  path: '/v1/leases',
+  tags: ['leases'],
+  summary: "List leases: your project's, and those on nodes you own",
+  request: {
+    query: z.object({ ...PageQuery, project: z.string().min(1).optional(), state: z.enum(STATES).optional(), node_id: z.string().min(1).optional() }),
+  },
+  responses: { 200: jsonResponse(z.object({ leases: z.array(LeaseSchema), next: NextLink }), 'A page of leases'), ...errorResponses(400, 401) },
+});
+
+const getLease = createRoute({
+  method: 'get',
+  path: '/v1/leases/{id}',
+  tags: ['leases'],
+  summary: 'Show a lease with its allocations and their progress',
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(LeaseSchema, 'The lease'), ...errorResponses(401, 404) },
+});
+
+const patchLease = createRoute({
+  method: 'patch',
+  path: '/v1/leases/{id}',
+  tags: ['leases'],
+  summary: 'Extend or shorten a lease',
+  description: 'An extension must fit the offers, their policy, the quota and the next lease on every node.',
+  request: { params: IdParam, body: jsonBody(z.object({ end: Time }).strict()) },
+  responses: { 200: jsonResponse(LeaseSchema, 'The lease'), ...errorResponses(400, 401, 403, 404, 409) },
+});
+
+const deleteLease = createRoute({
+  method: 'delete',
+  path: '/v1/leases/{id}',
+  tags: ['leases'],
+  summary: 'Cancel a lease that has not started, or end an active one now',
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(LeaseSchema, 'The lease, cancelled or ending'), ...errorResponses(401, 403, 404, 409) },
+});
+
+/** Lost races for a node are retried with a fresh plan this many times before answering lease_conflict. */
+const CONFLICT_RETRIES = 3;
+
+export function leaseRoutes(deps: ApiDeps) {
+  const router = createRouter();
+
+  async function callerProject(principal: Principal): Promise<Project> {
+    const project = principal.projectId ? await deps.store.findProject(principal.projectId) : null;
+    if (!project) throw new ForbiddenError('leases belong to a project; an operator without a project cannot lease');
+    return project;
+  }
+
+  function ask(body: z.infer<typeof LeaseBody>): LeaseAsk {
+    return {
+      start: body.start ? new Date(body.start) : undefined,
+      end: body.end ? new Date(body.end) : undefined,
+      durationMs: body.duration === undefined ? undefined : parseDuration(body.duration, 'duration'),
+      nodes: body.nodes,
+      groups: body.groups,
+    };
+  }
+
+  async function names(leases: readonly Lease[]): Promise<Map<string, string | null>> {
+    const ids = new Set(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
+    return new Map((await deps.store.allNodes()).filter((n) => ids.has(n.id)).map((n) => [n.id, n.name]));
+  }
+
+  /** The lessee, the operator, and the owners of its nodes (read only) see a lease; others get 404. */
+  async function visibleLease(principal: Principal, id: string): Promise<Lease> {
+    const lease = await deps.store.leasing.getLease(id);
+    if (lease && (isAdmin(principal) || lease.project_id === principal.projectId)) return lease;
+    if (lease && principal.projectId && principal.projectName) {
+      const owned = await deps.store.leasing.listLeases(
+        { visible_to: { project_id: principal.projectId, project_name: principal.projectName }, node_id: lease.allocations[0]?.node_id },
+        { limit: 1000 },
+      );
+      if (owned.items.some((l) => l.id === lease.id)) return lease;
+    }
+    throw new NotFoundError('lease', id);
+  }
+
+  router.openapi(quoteLease, async (c) => {
+    const project = await callerProject(c.get('principal'));
+    const plan = await deps.planner.plan(project, ask(c.req.valid('json')));
+    return c.json(
+      {
+        start: plan.start.toISOString(),
+        end: plan.end.toISOString(),
+        duration: formatDuration(plan.end.getTime() - plan.start.getTime()),
+        allocations: plan.allocations.map((a) => ({ node_id: a.node_id, node_name: plan.nodes.get(a.node_id)?.name ?? null, group: a.group_index })),
+      },
+      200,
+    );
+  });
+
+  router.openapi(createLease, async (c) => {
+    const principal = c.get('principal');
+    const project = await callerProject(principal);
+    if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
+    const body = c.req.valid('json');
+    for (let attempt = 1; ; attempt++) {
+      const plan = await deps.planner.plan(project, ask(body));
+      try {
+        const lease = await deps.store.leasing.createLease(
+          {
+            name: body.name ?? `lease-${plan.start.toISOString().slice(0, 16)}`,
+            project_id: project.id,
+            created_by: principal.userId,
+            start: plan.start,
+            end: plan.end,
+            request: { nodes: body.nodes, groups: body.groups },
+            allocations: plan.allocations,
+            cleaning_gap_ms: deps.cleaningGapMs,
+            max_nodes: project.quota.max_nodes ?? null,
+          },
+          [{ type: 'lease.created', actor: principal.userName, actor_user_id: principal.userId, project_id: project.id, message: `${plan.allocations.length} nodes` }],
+          deps.clock.now(),
+        );
+        deps.engine?.wake();
+        c.get('log').info({ lease: lease.id, nodes: plan.allocations.length }, 'lease created');
+        return c.json(leaseJson(lease, await names([lease])), 201);
+      } catch (err) {
+        // Another request took a node between our plan and our insert: plan again against the new bookings.
+        if (err instanceof LeaseConflictError && attempt < CONFLICT_RETRIES) continue;
+        throw err;
+      }
+    }
+  });
+
+  router.openapi(listLeases, async (c) => {
+    const principal = c.get('principal');
+    const q = c.req.valid('query');
+    let projectId: string | undefined;
+    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? '00000000-0000-0000-0000-000000000000';
+    let nodeId: string | undefined;
+    if (q.node_id !== undefined) nodeId = (await deps.store.getNode(q.node_id, { kind: 'all' }))?.id ?? q.node_id;
+    const visible =
+      isAdmin(principal) || !principal.projectId || !principal.projectName
+        ? undefined
+        : { project_id: principal.projectId, project_name: principal.projectName };
+    const page = await deps.store.leasing.listLeases({ project_id: projectId, state: q.state, node_id: nodeId, visible_to: visible }, { limit: q.limit, marker: q.marker });
+    const map = await names(page.items);
+    return c.json({ leases: page.items.map((l) => leaseJson(l, map)), next: nextLink(c.req.url, page) }, 200);
+  });
+
+  router.openapi(getLease, async (c) => {
+    const lease = await visibleLease(c.get('principal'), c.req.valid('param').id);
+    return c.json(leaseJson(lease, await names([lease])), 200);
+  });
+
+  router.openapi(patchLease, async (c) => {
+    const principal = c.get('principal');
+    const lease = await visibleLease(principal, c.req.valid('param').id);
+    if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can change a lease");
+    const end = new Date(c.req.valid('json').end);
+    const now = deps.clock.now();
+    if (end.getTime() <= Math.max(now.getTime(), lease.start.getTime())) {
+      throw new InvalidRequestError('end must be after the start and in the future; to end the lease now, DELETE it', {
+        details: { field: 'end' },
+      });
+    }
+    if (end.getTime() > lease.end.getTime()) {
+      // An extension is a request for the extra time on the same nodes, under the same rules as a new lease.
+      const project = (await deps.store.findProject(lease.project_id))!;
+      await deps.planner.checkExtension(project, lease, end);
+    }
+    const updated = await deps.store.leasing.changeLeaseEnd(
+      lease.id,
+      end,
+      deps.cleaningGapMs,
+      [{ type: end > lease.end ? 'lease.extended' : 'lease.shortened', actor: principal.userName, actor_user_id: principal.userId, lease_id: lease.id, project_id: lease.project_id, details: { from: lease.end.toISOString(), to: end.toISOString() } }],
+      now,
+    );
+    deps.engine?.wake();
+    return c.json(leaseJson(updated, await names([updated])), 200);
+  });
+
+  router.openapi(deleteLease, async (c) => {
+    const principal = c.get('principal');
+    const lease = await visibleLease(principal, c.req.valid('param').id);
+    if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can end a lease");
+    const now = deps.clock.now();
+    const event = { actor: principal.userName, actor_user_id: principal.userId, lease_id: lease.id, project_id: lease.project_id };
+    const updated =
+      lease.start.getTime() > now.getTime() && lease.state === 'pending'
+        ? await deps.store.leasing.cancelLease(lease.id, [{ ...event, type: 'lease.cancelled' }], now)
+        : await deps.store.leasing.changeLeaseEnd(lease.id, now, deps.cleaningGapMs, [{ ...event, type: 'lease.ended_early' }], now);
+    deps.engine?.wake();
+    return c.json(leaseJson(updated, await names([updated])), 200);
+  });
+
+  return router;
+}

@@ -1,0 +1,90 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { ForbiddenError } from '../../domain/errors.js';
+import { canOperateNode } from '../../domain/policy.js';
+import { BootDevice, PowerTarget } from '../../drivers/hardware-driver.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { nodeForCaller } from '../node-access.js';
+import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import type { Principal } from '../../domain/identity.js';
+
+const POWER_TARGETS = { on: PowerTarget.On, off: PowerTarget.Off, reboot: PowerTarget.Reboot } as const;
+
+const power = createRoute({
+  method: 'post',
+  path: '/v1/nodes/{id}/power',
+  tags: ['nodes'],
+  summary: 'Power a node on, off or reboot it',
+  description:
+    'The operator, a member of the owning project, or a member of the project whose lease is active on the node ' +
+    'right now. Accepted asynchronously (202); the node shows the new power state when it is done.',
+  request: { params: IdParam, body: jsonBody(z.object({ action: z.enum(['on', 'off', 'reboot']) }).strict()) },
+  responses: {
+    202: jsonResponse(
+      z.object({ node_id: z.string(), action: z.string(), target_power_state: z.string() }),
+      'Accepted',
+    ),
+    ...errorResponses(400, 401, 403, 404, 409, 503),
+  },
+});
+
+const bootDevice = createRoute({
+  method: 'post',
+  path: '/v1/nodes/{id}/boot-device',
+  tags: ['nodes'],
+  summary: "Set a node's boot device",
+  request: {
+    params: IdParam,
+    body: jsonBody(
+      z.object({ device: z.enum(Object.values(BootDevice) as [string, ...string[]]), persistent: z.boolean().optional() }).strict(),
+    ),
+  },
+  responses: {
+    200: jsonResponse(z.object({ node_id: z.string(), boot_device: z.string(), persistent: z.boolean() }), 'Set'),
+    ...errorResponses(400, 401, 403, 404, 409, 503),
+  },
+});
+
+/** Power and boot device for owners, operators and — only while their lease is active — lessees. */
+export function nodeActionRoutes(deps: ApiDeps) {
+  const router = createRouter();
+
+  /** Records who did what to which node and how it went, whatever happened (the audit log). */
+  async function audited<T>(principal: Principal, nodeId: string, ownerProjectId: string | null, type: string, details: Record<string, unknown>, action: () => Promise<T>): Promise<T> {
+    const event = { type, actor: principal.userName, actor_user_id: principal.userId, node_id: nodeId, project_id: principal.projectId, owner_project_id: ownerProjectId, details };
+    try {
+      const result = await action();
+      await deps.store.leasing.appendEvents([event], deps.clock.now());
+      return result;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      await deps.store.leasing.appendEvents([{ ...event, outcome: 'error', message }], deps.clock.now()).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  router.openapi(power, async (c) => {
+    const principal = c.get('principal');
+    const { node, access } = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    if (!canOperateNode(principal, access)) throw new ForbiddenError('readers cannot change power; a member can');
+    const { action } = c.req.valid('json');
+    const target = POWER_TARGETS[action];
+    await audited(principal, node.id, node.owner_project?.id ?? null, 'node.power', { action, as: access }, () =>
+      deps.driver.setPowerState(node.id, target),
+    );
+    c.get('log').info({ node: node.id, action }, 'power action');
+    return c.json({ node_id: node.id, action, target_power_state: target }, 202);
+  });
+
+  router.openapi(bootDevice, async (c) => {
+    const principal = c.get('principal');
+    const { node, access } = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    if (!canOperateNode(principal, access)) throw new ForbiddenError('readers cannot set the boot device; a member can');
+    const { device, persistent = false } = c.req.valid('json');
+    await audited(principal, node.id, node.owner_project?.id ?? null, 'node.boot_device', { device, persistent, as: access }, () =>
+      deps.driver.setBootDevice(node.id, device as BootDevice, persistent),
+    );
+    return c.json({ node_id: node.id, boot_device: device, persistent }, 200);
+  });
+
+  return router;
+}

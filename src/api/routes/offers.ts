@@ -1,0 +1,233 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { parseDuration } from '../../domain/duration.js';
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
+import { checkExpression, knownFacts } from '../../domain/expression/check.js';
+import { evaluate } from '../../domain/expression/evaluate.js';
+import { parseExpression } from '../../domain/expression/parser.js';
+import type { Principal } from '../../domain/identity.js';
+import type { Offer } from '../../domain/leasing.js';
+import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
+import { subtract, type Interval } from '../../domain/scheduling/interval.js';
+import type { OfferStatus } from '../../store/leasing-store.js';
+import { createRouter, type ApiDeps } from '../context.js';
+import { nodeForCaller } from '../node-access.js';
+import { NextLink, PageQuery, nextLink } from '../pagination.js';
+import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { offerJson } from '../serializers.js';
+
+const Time = z.iso.datetime({ offset: true });
+const Duration = z.string().min(1).openapi({ description: 'ISO 8601 ("P5D") or short ("5d").', example: 'P5D' });
+const STATUSES = ['scheduled', 'active', 'expired', 'withdrawn'] as const;
+
+export const OfferSchema = z
+  .object({
+    id: z.string(),
+    node_id: z.string(),
+    node_name: z.string().nullable(),
+    project_id: z.string(),
+    start: z.string(),
+    end: z.string().nullable(),
+    max_lease_duration: z.string().nullable(),
+    min_lease_duration: z.string().nullable(),
+    allowed_projects: z.array(z.string()).nullable(),
+    status: z.enum(STATUSES),
+    free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })),
+    created_at: z.string(),
+    withdrawn_at: z.string().nullable(),
+  })
+  .openapi('Offer');
+
+const createOffer = createRoute({
+  method: 'post',
+  path: '/v1/offers',
+  tags: ['offers'],
+  summary: 'Put a node in the pool under a policy (its owner, or the operator)',
+  request: {
+    body: jsonBody(
+      z
+        .object({
+          node_id: z.string().min(1).openapi({ description: 'Node uuid or name.' }),
+          start: Time.optional().openapi({ description: 'Default: now.' }),
+          end: Time.optional().openapi({ description: 'Default: open-ended.' }),
+          max_lease_duration: Duration.optional(),
+          min_lease_duration: Duration.optional(),
+          allowed_projects: z.array(z.string().min(1)).optional().openapi({ description: 'Project ids or names; default: every project.' }),
+        })
+        .strict(),
+    ),
+  },
+  responses: { 201: jsonResponse(OfferSchema, 'The offer'), ...errorResponses(400, 401, 403, 404, 409) },
+});
+
+const listOffers = createRoute({
+  method: 'get',
+  path: '/v1/offers',
+  tags: ['offers'],
+  summary: 'List offers: your own, and those you may lease from',
+  request: {
+    query: z.object({
+      ...PageQuery,
+      node_id: z.string().min(1).optional(),
+      owner: z.string().min(1).optional().openapi({ description: 'Offering project id or name.' }),
+      status: z.enum(STATUSES).optional(),
+      where: z.string().min(1).optional().openapi({ description: 'Requirement expression the node must match.' }),
+      free_from: Time.optional(),
+      free_to: Time.optional().openapi({ description: 'With free_from: only offers free for the whole of [free_from, free_to).' }),
+    }),
+  },
+  responses: { 200: jsonResponse(z.object({ offers: z.array(OfferSchema), next: NextLink }), 'A page of offers'), ...errorResponses(400, 401) },
+});
+
+const getOffer = createRoute({
+  method: 'get',
+  path: '/v1/offers/{id}',
+  tags: ['offers'],
+  summary: 'Show an offer with its free windows',
+  request: { params: IdParam },
+  responses: { 200: jsonResponse(OfferSchema, 'The offer'), ...errorResponses(401, 404) },
+});
+
+const deleteOffer = createRoute({
+  method: 'delete',
+  path: '/v1/offers/{id}',
+  tags: ['offers'],
+  summary: 'Withdraw an offer: existing leases stay, no new ones',
+  request: { params: IdParam },
+  responses: { 204: { description: 'Withdrawn' }, ...errorResponses(401, 403, 404) },
+});
+
+export function offerStatus(o: Offer, now: Date): OfferStatus {
+  if (o.withdrawn_at) return 'withdrawn';
+  if (o.end && o.end.getTime() <= now.getTime()) return 'expired';
+  if (o.start.getTime() > now.getTime()) return 'scheduled';
+  return 'active';
+}
+
+export function offerRoutes(deps: ApiDeps) {
+  const router = createRouter();
+  const canSee = (p: Principal, o: Offer) =>
+    isAdmin(p) || o.project_id === p.projectId || o.allowed_projects === null || (p.projectId !== null && o.allowed_projects.includes(p.projectId));
+
+  /** Offers as JSON with their status and free windows (from now on, minus bookings and cleaning gaps). */
+  async function render(offers: readonly Offer[]) {
+    const now = deps.clock.now();
+    const nodeIds = [...new Set(offers.map((o) => o.node_id))];
+    const bookings = await deps.store.leasing.bookings(nodeIds, now, null);
+    const names = new Map((await deps.store.allNodes()).filter((n) => nodeIds.includes(n.id)).map((n) => [n.id, n.name]));
+    return offers.map((o) => {
+      const from = Math.max(o.start.getTime(), now.getTime());
+      const window: Interval = { start: from, end: o.end ? o.end.getTime() : Infinity };
+      const busy = bookings.filter((b) => b.node_id === o.node_id).map((b) => ({ start: b.start.getTime(), end: b.blocked_until.getTime() }));
+      const free = o.withdrawn_at || window.end <= window.start ? [] : subtract([window], busy);
+      return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free });
+    });
+  }
+
+  async function projectIds(keys: readonly string[], field: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const key of keys) {
+      const project = await deps.store.findProject(key);
+      if (!project) throw new InvalidRequestError(`${field}: no project has the id or name ${JSON.stringify(key)}`, { details: { field } });
+      ids.push(project.id);
+    }
+    return [...new Set(ids)];
+  }
+
+  router.openapi(createOffer, async (c) => {
+    const principal = c.get('principal');
+    const body = c.req.valid('json');
+    const { node, access } = await nodeForCaller(deps, principal, body.node_id);
+    if (!canManageOwnedNode(principal, access)) throw new ForbiddenError("only the node's owner (a member) or an operator can offer it");
+    if (!node.owner_project) {
+      throw new ConflictError(`node ${node.name ?? node.id} has no owner project; the operator sets one first`, { details: { node_id: node.id } });
+    }
+    const now = deps.clock.now();
+    const start = body.start ? new Date(body.start) : now;
+    const end = body.end ? new Date(body.end) : null;
+    if (end && end.getTime() <= Math.max(start.getTime(), now.getTime())) {
+      throw new InvalidRequestError('end must be after start and in the future', { details: { field: 'end' } });
+    }
+    const max = body.max_lease_duration === undefined ? null : parseDuration(body.max_lease_duration, 'max_lease_duration');
+    const min = body.min_lease_duration === undefined ? null : parseDuration(body.min_lease_duration, 'min_lease_duration');
+    if (max !== null && max <= 0) throw new InvalidRequestError('max_lease_duration must be longer than zero', { details: { field: 'max_lease_duration' } });
+    if (max !== null && min !== null && min > max) {
+      throw new InvalidRequestError('min_lease_duration is longer than max_lease_duration', { details: { field: 'min_lease_duration' } });
+    }
+    const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
+    const offer = await deps.store.leasing.createOffer(
+      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: principal.userId },
+      [{ type: 'offer.created', actor: principal.userName, actor_user_id: principal.userId, node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
+      now,
+    );
+    c.get('log').info({ offer: offer.id, node: node.id }, 'offer created');
+    return c.json((await render([offer]))[0]!, 201);
+  });
+
+  router.openapi(listOffers, async (c) => {
+    const principal = c.get('principal');
+    const q = c.req.valid('query');
+    let nodeId: string | undefined;
+    if (q.node_id !== undefined) nodeId = (await nodeIdFor(q.node_id)) ?? '00000000-no-such-node';
+    let ownerId: string | undefined;
+    if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? '00000000-0000-0000-0000-000000000000';
+    let nodeIds: string[] | undefined;
+    if (q.where !== undefined) {
+      const nodes = await deps.store.allNodes();
+      const expr = parseExpression(q.where);
+      checkExpression(q.where, expr, knownFacts(nodes.map((n) => n.facts)));
+      nodeIds = nodes.filter((n) => evaluate(expr, n)).map((n) => n.id);
+    }
+    if ((q.free_from === undefined) !== (q.free_to === undefined)) {
+      throw new InvalidRequestError('give free_from and free_to together', { details: { field: 'free_to' } });
+    }
+    const now = deps.clock.now();
+    const page = await deps.store.leasing.listOffers(
+      {
+        node_id: nodeId,
+        node_ids: nodeIds,
+        project_id: ownerId,
+        status: q.status,
+        visible_to: isAdmin(principal) ? undefined : (principal.projectId ?? undefined),
+        now,
+      },
+      { limit: q.limit, marker: q.marker },
+    );
+    let offers = await render(page.items);
+    if (q.free_from !== undefined && q.free_to !== undefined) {
+      const from = Date.parse(q.free_from);
+      const to = Date.parse(q.free_to);
+      offers = offers.filter((o) => o.free_windows.some((w) => Date.parse(w.start) <= from && (w.end === null || Date.parse(w.end) >= to)));
+    }
+    return c.json({ offers, next: nextLink(c.req.url, page) }, 200);
+  });
+
+  async function nodeIdFor(key: string): Promise<string | null> {
+    return (await deps.store.getNode(key, { kind: 'all' }))?.id ?? null;
+  }
+
+  async function visibleOffer(principal: Principal, id: string): Promise<Offer> {
+    const offer = await deps.store.leasing.getOffer(id);
+    if (!offer || !canSee(principal, offer)) throw new NotFoundError('offer', id);
+    return offer;
+  }
+
+  router.openapi(getOffer, async (c) => {
+    const offer = await visibleOffer(c.get('principal'), c.req.valid('param').id);
+    return c.json((await render([offer]))[0]!, 200);
+  });
+
+  router.openapi(deleteOffer, async (c) => {
+    const principal = c.get('principal');
+    const offer = await visibleOffer(principal, c.req.valid('param').id);
+    if (!isAdmin(principal) && offer.project_id !== principal.projectId) throw new ForbiddenError("only the node's owner or an operator can withdraw an offer");
+    if (!isAdmin(principal) && principal.role === 'reader') throw new ForbiddenError('readers cannot withdraw offers; a member can');
+    await deps.store.leasing.withdrawOffer(
+      offer.id,
+      [{ type: 'offer.withdrawn', actor: principal.userName, actor_user_id: principal.userId, node_id: offer.node_id, owner_project_id: offer.project_id }],
+      deps.clock.now(),
+    );
+    return c.body(null, 204);
+  });
+
+  return router;
+}

@@ -1,0 +1,76 @@
+import { formatDuration } from '../duration.js';
+import type { NodeView } from '../inventory.js';
+import type { Offer } from '../leasing.js';
+import type { Interval } from './interval.js';
+
+/** A window already held on a node (an allocation), with its cleaning gap. */
+export interface Held {
+  readonly node_id: string;
+  readonly start: number;
+  /** The end of the lease plus the cleaning gap booked with it. */
+  readonly blockedUntil: number;
+}
+
+/** Why a node cannot serve a window; `null` means it can. */
+export type Refusal =
+  | { readonly kind: 'unhealthy'; readonly reason: string }
+  | { readonly kind: 'policy'; readonly reason: string }
+  | { readonly kind: 'busy'; readonly reason: string };
+
+export interface AssessContext {
+  readonly project: { readonly id: string; readonly name: string };
+  readonly now: number;
+  readonly gapMs: number;
+  readonly offersByNode: ReadonlyMap<string, readonly Offer[]>;
+  readonly heldByNode: ReadonlyMap<string, readonly Held[]>;
+  /** Nodes known to be in use by the lease being assessed (an extension): their provision state is expected. */
+  readonly inUse?: ReadonlySet<string>;
+}
+
+/**
+ * Can `node` serve `window` for the project? Checked in the order a person would explain it: the node's health
+ * (maintenance, quarantine, an unexpected provision state), the owner's policy (an offer covering the whole
+ * window that allows this project and this length — an owner may lease its own nodes without one), and whether
+ * the window plus the cleaning gap is free.
+ */
+export function assessNode(node: NodeView, window: Interval, ctx: AssessContext): Refusal | null {
+  const held = ctx.heldByNode.get(node.id) ?? [];
+  if (node.maintenance) {
+    return { kind: 'unhealthy', reason: `in maintenance${node.maintenance_reason ? ` (${node.maintenance_reason})` : ''}` };
+  }
+  if (node.quarantined_at) return { kind: 'unhealthy', reason: 'quarantined after a failed cleaning' };
+  // A node in use or being cleaned is not `available` now, and that is fine for a later window.
+  const busyNow = ctx.inUse?.has(node.id) || held.some((h) => h.start <= ctx.now && ctx.now < h.blockedUntil);
+  if (node.provision_state !== 'available' && !busyNow) {
+    return { kind: 'unhealthy', reason: `not available (provision state "${node.provision_state}")` };
+  }
+  const policy = checkPolicy(node, window, ctx);
+  if (policy) return { kind: 'policy', reason: policy };
+  const clash = held.find((h) => h.start < window.end + ctx.gapMs && window.start < h.blockedUntil);
+  if (clash) return { kind: 'busy', reason: `leased until ${new Date(clash.blockedUntil).toISOString()} (incl. cleaning)` };
+  return null;
+}
+
+function checkPolicy(node: NodeView, window: Interval, ctx: AssessContext): string | null {
+  if (node.owner_project?.id === ctx.project.id) return null;
+  const offers = ctx.offersByNode.get(node.id) ?? [];
+  if (offers.length === 0) return 'not offered';
+  const duration = window.end - window.start;
+  const covering = offers.filter(
+    (o) => o.start.getTime() <= window.start && (o.end === null || o.end.getTime() >= window.end),
+  );
+  if (covering.length === 0) return 'no offer covers the whole window';
+  let reason = '';
+  for (const o of covering) {
+    if (o.allowed_projects !== null && !o.allowed_projects.includes(ctx.project.id)) {
+      reason ||= 'not offered to this project';
+    } else if (o.max_lease_ms !== null && duration > o.max_lease_ms) {
+      reason = `offer allows at most ${formatDuration(o.max_lease_ms)}`;
+    } else if (o.min_lease_ms !== null && duration < o.min_lease_ms) {
+      reason = `offer requires at least ${formatDuration(o.min_lease_ms)}`;
+    } else {
+      return null;
+    }
+  }
+  return reason;
+}
