@@ -5,7 +5,7 @@ import { startServer } from './start-server.js';
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /** `leasehold serve`: runs until SIGTERM or SIGINT, then shuts down gracefully. */
-export async function serveCommand(flags: { port?: number; host?: string }): Promise<void> {
+export async function serveCommand(flags: { port?: number; host?: string; role?: string }): Promise<void> {
   const config = loadConfig(process.env, flags);
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, { logger });
