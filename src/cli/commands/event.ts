@@ -28,7 +28,7 @@ type EventListFlags = ListFlags & {
 export function registerEventCommands(program: Command, ctx: CliContext): void {
   const event = program.command('event').description('read the audit log').helpCommand(false);
 
-  listOptions(event.command('list').description('list audit events, oldest first'))
+  listOptions(event.command('list').description('list audit events, newest first'))
     .option('--node <node>', 'only events about this node (uuid or name)')
     .option('--lease <lease-id>', 'only events about this lease')
     .option('--project <project>', 'only events of this project (id or name)')
