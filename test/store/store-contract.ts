@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
+import { engineContract } from './contract/engine-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
@@ -13,5 +14,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     projectsContract(openFreshStore);
     tokensContract(openFreshStore);
     nodesContract(openFreshStore);
+    engineContract(openFreshStore);
   });
 }

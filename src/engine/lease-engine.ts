@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock, Timer } from '../domain/clock.js';
+import { isLeaseholdError } from '../domain/errors.js';
+import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import type { Logger } from '../logger.js';
+import type { LeaseTask } from '../store/engine-store.js';
+import type { Store } from '../store/store.js';
+import { DEFAULT_RETRY, backoffMs, isReportedFailure } from './backoff.js';
+import type { RetryPolicy } from './backoff.js';
+import type { InventorySync } from './inventory-sync.js';
+import { runEndTask } from './release-steps.js';
+import { runStartTask } from './start-task.js';
+import { DONE, TaskBlockedError, TaskRun } from './task-run.js';
+import type { TaskDeps, TaskMemory, TaskOutcome } from './task-run.js';
+
+export interface LeaseEngineOptions {
+  readonly store: Store;
+  readonly driver: HardwareDriver;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly inventory: InventorySync;
+  /** Names this replica's claims. Default: host, pid and a random suffix. */
+  readonly workerId?: string;
+  /** How long a claim lasts: a task whose worker died is taken over after this. Default 60 s. */
+  readonly claimMs?: number;
+  /** Tasks claimed at once. Default 20. */
+  readonly batch?: number;
+  /** Backoff for failed runs. Default 1 s doubling to 60 s. */
+  readonly retry?: RetryPolicy;
+  /** Safety re-check, for tasks written by other replicas. Default 10 s. */
+  readonly pollMs?: number;
+  /** How soon to look again at a node carrying out an action (power off, cleaning). Default 1 s. */
+  readonly settleMs?: number;
+}
+
+/** Batches one runDue claims at most, so a flood of due work still lets the timer re-arm. */
+const MAX_BATCHES_PER_RUN = 50;
+const FINAL_ALLOCATION_STATES: readonly string[] = ['released', 'quarantined', 'cancelled'];
+/** Tasks whose failure counts are kept in memory at most. */
+const MAX_REMEMBERED_TASKS = 10_000;
+/** When something is due but not claimable (held by another replica's live claim), wait at least this. */
+const IDLE_FLOOR_MS = 500;
+
+/**
+ * The lease engine: runs the due `start` and `end` tasks that the leasing store writes with each lease change.
+ *
+ * Timing: after every run it asks the store for the next due time and arms one timer for it (capped by the
+ * `pollMs` safety re-check that picks up tasks other replicas wrote), so work starts within moments of its due
+ * time. `wake()` re-arms at once (the API calls it after creating or changing a lease in this process).
+ *
+ * Replicas: tasks are claimed with FOR UPDATE SKIP LOCKED and an expiring claim, so any number of engines can
+ * share a store; one that dies mid-task leaves it to the others once its claim expires, and the task resumes at
+ * the step recorded on the allocation.
+ *
+ * Failures: NodeBusy, BackendUnavailable, a blocked node and unexpected errors are retried with exponential
+ * backoff (an `allocation.<kind>_error` event on the first failure and every tenth); a task is only completed
+ * once its allocation reached a final state or has nothing left to do.
+ */
+export class LeaseEngine {
+  readonly workerId: string;
+  private readonly deps: TaskDeps;
+  private readonly claimMs: number;
+  private readonly batch: number;
+  private readonly retry: RetryPolicy;
+  private readonly pollMs: number;
+  private readonly memory = new Map<string, TaskMemory>();
+  private started = false;
+  private timer: Timer | null = null;
+  /** The run in progress, and the one queued behind it (shared by every caller meanwhile). */
+  private active: Promise<number> | null = null;
+  private queued: Promise<number> | null = null;
+
+  constructor(options: LeaseEngineOptions) {
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.claimMs = options.claimMs ?? 60_000;
+    this.batch = options.batch ?? 20;
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.pollMs = options.pollMs ?? 10_000;
+    this.deps = {
+      tasks: options.store.tasks,
+      driver: options.driver,
+      clock: options.clock,
+      logger: options.logger.child({ component: 'lease-engine', worker: this.workerId }),
+      inventory: options.inventory,
+      settleMs: options.settleMs ?? 1_000,
+    };
+  }
+
+  /** Runs what is due now, then keeps running due work on its timer until stop(). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.deps.logger.info({ claim_ms: this.claimMs, poll_ms: this.pollMs }, 'lease engine started');
+    this.wake();
+  }
+
+  /** Stops the timer and waits for the tasks running now (they finish their current step). */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.timer?.cancel();
+    this.timer = null;
+    await Promise.allSettled([this.active, this.queued]);
+    this.deps.logger.info('lease engine stopped');
+  }
+
+  /** Looks for due work now (after a lease was created or changed in this process). */
+  wake(): void {
+    if (!this.started) return;
+    this.timer?.cancel();
+    this.timer = null;
+    this.runDue().catch((err: unknown) => this.deps.logger.error({ err }, 'lease engine run failed'));
+  }
+
+  /**
+   * Claims and runs every task due now; resolves to the number of task runs. Calls while a run is in progress
+   * share one run queued behind it, so runs never overlap within a process.
+   */
+  runDue(): Promise<number> {
+    if (this.queued) return this.queued;
+    if (!this.active) return (this.active = this.track(this.runOnce()));
+    const queued = this.active
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return (this.active = this.track(this.runOnce()));
+      });
+    this.queued = queued;
+    return queued;
+  }
+
+  private track(run: Promise<number>): Promise<number> {
+    const tracked: Promise<number> = run.finally(() => {
+      if (this.active === tracked) this.active = null;
+    });
+    return tracked;
+  }
+
+  private async runOnce(): Promise<number> {
+    let total = 0;
+    try {
+      for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+        const claimed = await this.deps.tasks.claimDueTasks(this.workerId, this.deps.clock.now(), this.batch, this.claimMs);
+        if (claimed.length === 0) break;
+        total += claimed.length;
+        this.deps.logger.debug({ tasks: claimed.length }, 'claimed due tasks');
+        // Tasks of one allocation run in order; different allocations (nodes) in parallel.
+        const byAllocation = new Map<string, LeaseTask[]>();
+        for (const task of claimed) byAllocation.set(task.allocation_id, [...(byAllocation.get(task.allocation_id) ?? []), task]);
+        await Promise.all(
+          [...byAllocation.values()].map(async (tasks) => {
+            for (const task of tasks) await this.runTask(task);
+          }),
+        );
+      }
+      return total;
+    } finally {
+      if (this.started) await this.arm();
+    }
+  }
+
+  /** One timer: the next due task, or the safety re-check, whichever comes first. */
+  private async arm(): Promise<void> {
+    let delay = this.pollMs;
+    try {
+      const next = await this.deps.tasks.nextDueAt();
+      if (next) {
+        const until = next.getTime() - this.deps.clock.now().getTime();
+        // Due but not claimed by this run: another replica holds it (or it waits for one that does).
+        delay = Math.min(this.pollMs, until <= 0 ? IDLE_FLOOR_MS : until);
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'lease engine: cannot read the next due time; checking again later');
+    }
+    if (!this.started) return;
+    this.timer?.cancel();
+    this.timer = this.deps.clock.setTimer(delay, () => {
+      this.timer = null;
+      this.runDue().catch((err: unknown) => this.deps.logger.error({ err }, 'lease engine run failed'));
+    });
+  }
+
+  /** Runs one task and records how it went; never throws (a failure is a retry). */
+  private async runTask(task: LeaseTask): Promise<void> {
+    // Tasks taken over by another replica never complete here: forget them all now and then.
+    if (this.memory.size > MAX_REMEMBERED_TASKS) this.memory.clear();
+    const memory = this.memory.get(task.id) ?? { failures: 0, powerOffRequests: 0 };
+    this.memory.set(task.id, memory);
+    const { tasks, logger } = this.deps;
+    const log = logger.child({ task_id: task.id, kind: task.kind, lease_id: task.lease_id, allocation_id: task.allocation_id });
+    let run: TaskRun | null = null;
+    try {
+      const context = task.allocation_id ? await tasks.getAllocationContext(task.allocation_id) : null;
+      let outcome: TaskOutcome = DONE;
+      if (!context) log.warn('task without an allocation (deleted?): completed without action');
+      else {
+        run = new TaskRun(this.deps, task, context, memory);
+        log.debug({ node_id: context.allocation.node_id, attempts: task.attempts }, 'running task');
+        outcome = task.kind === 'start' ? await runStartTask(run) : await runEndTask(run);
+      }
+      memory.failures = 0;
+      if (outcome.kind === 'done') {
+        await tasks.completeTask(task.id, this.deps.clock.now());
+        this.memory.delete(task.id);
+      } else {
+        await tasks.retryTask(task.id, outcome.at, null, this.deps.clock.now());
+      }
+    } catch (err) {
+      await this.failed(task, run, memory, err, log);
+    }
+  }
+
+  private async failed(task: LeaseTask, run: TaskRun | null, memory: TaskMemory, err: unknown, log: Logger): Promise<void> {
+    memory.failures++;
+    const now = this.deps.clock.now();
+    const delay = backoffMs(memory.failures, this.retry);
+    const message = err instanceof Error ? err.message : String(err);
+    const expected = err instanceof TaskBlockedError || (isLeaseholdError(err) && (err.retryable || err.code === 'invalid_state'));
+    const fields = { node_id: run?.nodeId, failures: memory.failures, retry_in_ms: delay, error: message };
+    if (expected) log.warn(fields, 'task failed; will retry');
+    else log.error({ ...fields, err }, 'task failed unexpectedly; will retry');
+    try {
+      // A worker whose claim expired (it hung) may fail long after another finished the task: no stale report.
+      const current = run ? await this.deps.tasks.getAllocationContext(run.allocation.id) : null;
+      const settled = current !== null && FINAL_ALLOCATION_STATES.includes(current.allocation.state);
+      if (run && !settled && isReportedFailure(memory.failures)) {
+        await run.update({ last_error: message }, [
+          {
+            type: `allocation.${task.kind}_error`,
+            outcome: 'error',
+            message: `${task.kind === 'start' ? 'handing the node over' : 'releasing the node'} failed (attempt ${memory.failures}): ${message}`,
+            details: {
+              error: message,
+              code: isLeaseholdError(err) ? err.code : err instanceof TaskBlockedError ? 'blocked' : 'internal',
+              failures: memory.failures,
+              step: run.allocation.step,
+              retry_in_ms: delay,
+            },
+          },
+        ]);
+      }
+      await this.deps.tasks.retryTask(task.id, new Date(now.getTime() + delay), message, now);
+    } catch (recordErr) {
+      // The store is unreachable too: the claim expires and the task is picked up again then.
+      log.warn({ err: recordErr }, 'could not record the failure; the task is retried when its claim expires');
+    }
+  }
+}

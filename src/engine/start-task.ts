@@ -1,0 +1,111 @@
+import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { AllocationState, LeaseState } from '../domain/leasing.js';
+import { ProvisionState } from '../drivers/hardware-driver.js';
+import type { DriverNode } from '../drivers/hardware-driver.js';
+import { DONE, TaskBlockedError } from './task-run.js';
+import type { TaskOutcome, TaskRun } from './task-run.js';
+
+/** The Ironic `extra` key naming the lease a node is handed over for (cleared at the end). */
+export const LEASE_EXTRA_KEY = 'leasehold_lease';
+
+/** Provision states of a node that is being wiped or failed to be: never handed to a lessee like that. */
+const NOT_CLEAN: readonly string[] = [
+  ProvisionState.Cleaning,
+  ProvisionState.CleanWait,
+  ProvisionState.CleanFailed,
+  ProvisionState.Deleting,
+  ProvisionState.Error,
+];
+
+const FINISHED: readonly string[] = [
+  AllocationState.Releasing,
+  AllocationState.Released,
+  AllocationState.Quarantined,
+  AllocationState.Cancelled,
+];
+
+/**
+ * The `start` task: hands the node to the lessee by setting Ironic's `lessee` (the lease's project) and
+ * `extra.leasehold_lease`, so tools talking to Ironic see who holds it. Access itself is decided by the API from
+ * the lease's times, not from this. Idempotent: a node that already carries the lessee is not written again, and
+ * an allocation already `active` completes without a second `allocation.started` event.
+ *
+ * A lease cancelled or over before the task runs completes it without touching the node (the end task, which
+ * waits for this one, then releases it). A node that is still being cleaned (or failed cleaning) blocks the
+ * hand-over: retried with backoff. A node that no longer exists in Ironic is a permanent failure: the allocation
+ * is dropped (`cancelled`, with the error), and a lease left without any allocation is `failed` (the store
+ * derives it).
+ */
+export async function runStartTask(run: TaskRun): Promise<TaskOutcome> {
+  const { allocation, lease, deps } = run;
+  const log = deps.logger.child(run.logFields);
+  if (lease.state === LeaseState.Cancelled || lease.cancelled_at !== null || FINISHED.includes(allocation.state)) {
+    log.info({ lease_state: lease.state, allocation_state: allocation.state }, 'start skipped: the allocation is no longer waiting to start');
+    return DONE;
+  }
+  if (run.now().getTime() >= allocation.end.getTime()) {
+    log.info({ end: allocation.end.toISOString() }, 'start skipped: the lease is already over; its end task releases the node');
+    return DONE;
+  }
+
+  let node: DriverNode;
+  try {
+    node = await deps.driver.getNode(run.nodeId);
+  } catch (err) {
+    if (err instanceof NotFoundError) return startFailed(run, err);
+    throw err;
+  }
+  if (NOT_CLEAN.includes(node.provision_state)) {
+    throw new TaskBlockedError(
+      `node ${run.nodeId} is in provision state "${node.provision_state}"; it is handed over once it is clean`,
+    );
+  }
+
+  const mirrored = node.lessee === lease.project_id && node.extra[LEASE_EXTRA_KEY] === lease.id;
+  if (allocation.state === AllocationState.Active && mirrored) {
+    log.info('start: the node is already handed over');
+    return DONE;
+  }
+  if (allocation.state === AllocationState.Reserved) {
+    log.debug('start: handing the node over');
+    await run.update({ state: AllocationState.Starting });
+  }
+  if (!mirrored) {
+    try {
+      await deps.driver.updateNode(run.nodeId, { lessee: lease.project_id, extra: { [LEASE_EXTRA_KEY]: lease.id } });
+    } catch (err) {
+      if (err instanceof NotFoundError || err instanceof InvalidRequestError) return startFailed(run, err);
+      throw err;
+    }
+    log.debug({ lessee: lease.project_id }, 'start: lessee set in the driver');
+  }
+  await run.refreshNode();
+  if (allocation.state === AllocationState.Active) {
+    // The mirror had drifted (someone changed the node in Ironic); repaired above.
+    await run.update({}, [{ type: 'node.lessee_set', node_id: run.nodeId, message: `lessee set again to project ${lease.project_id}` }]);
+    log.info('start: lessee restored on an active allocation');
+    return DONE;
+  }
+  await run.update({ state: AllocationState.Active, step: null, last_error: null }, [
+    {
+      type: 'allocation.started',
+      message: `node ${run.nodeId} handed to project ${lease.project_id}`,
+      details: { lessee: lease.project_id, allocation_id: allocation.id },
+    },
+  ]);
+  log.info('allocation started: node handed to the lessee');
+  return DONE;
+}
+
+async function startFailed(run: TaskRun, err: Error): Promise<TaskOutcome> {
+  await run.update({ state: AllocationState.Cancelled, last_error: err.message }, [
+    {
+      type: 'allocation.start_failed',
+      outcome: 'error',
+      message: `node ${run.nodeId} could not be handed over: ${err.message}`,
+      details: { allocation_id: run.allocation.id, error: err.message },
+    },
+  ]);
+  run.deps.logger.child(run.logFields).warn({ error: err.message }, 'start failed permanently: allocation dropped');
+  return DONE;
+}
