@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../database.js';
 import type { LeaseTask } from '../engine-store.js';
 
@@ -10,6 +10,29 @@ interface TaskRow {
   due_at: Date;
   attempts: number;
   last_error: string | null;
+}
+
+/**
+ * True for a task `t` (joined to its allocation as `a`) that must wait for other work at `now` (see
+ * claimDueTasks); shared with nextDueAt, so a blocked task does not wake the engine over and over.
+ */
+export function taskIsBlocked(now: Date | null): RawBuilder<boolean> {
+  // Without a time (nextDueAt), a quarantine holds a start back whatever its window.
+  const beforeEnd = now === null ? sql`true` : sql`upper(a.period) > ${now}`;
+  return sql<boolean>`(
+    (t.kind = 'end' and exists (
+      select 1 from lease_tasks s
+       where s.allocation_id = t.allocation_id and s.kind = 'start' and s.done_at is null))
+    or (t.kind = 'start' and a.id is not null and (
+      exists (
+        select 1 from allocations p
+         where p.node_id = a.node_id
+           and p.id <> a.id
+           and p.holds
+           and p.state not in ('released', 'quarantined', 'cancelled')
+           and lower(p.period) < lower(a.period))
+      or (${beforeEnd} and exists (
+        select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null)))))`;
 }
 
 /**
@@ -43,19 +66,7 @@ export async function claimDueTasks(
         where t.done_at is null
           and t.due_at <= ${now}
           and (t.locked_until is null or t.locked_until <= ${now})
-          and not (t.kind = 'end' and exists (
-                select 1 from lease_tasks s
-                 where s.allocation_id = t.allocation_id and s.kind = 'start' and s.done_at is null))
-          and not (t.kind = 'start' and a.id is not null and (
-                exists (
-                  select 1 from allocations p
-                   where p.node_id = a.node_id
-                     and p.id <> a.id
-                     and p.holds
-                     and p.state not in ('released', 'quarantined', 'cancelled')
-                     and lower(p.period) < lower(a.period))
-                or (upper(a.period) > ${now} and exists (
-                  select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null))))
+          and not ${taskIsBlocked(now)}
         order by t.due_at, t.id
         limit ${limit}
           for update of t skip locked)

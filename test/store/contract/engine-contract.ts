@@ -117,6 +117,8 @@ export function engineContract(open: OpenFreshStore): void {
       expect(start?.kind).toBe('start');
       expect(others).toEqual([]);
       expect(await claim(store, 'w2', 3 * HOUR + 59_999)).toEqual([]);
+      // The end (due at 2 h) does not count for the next wake-up while it waits: the start's claim expiry does.
+      expect(await store.tasks.nextDueAt()).toEqual(at(3 * HOUR + 60_000));
       await store.tasks.completeTask(start!.id, at(3 * HOUR));
       expect(await claim(store, 'w1', 3 * HOUR)).toMatchObject([{ kind: 'end' }]);
     });
@@ -145,6 +147,7 @@ export function engineContract(open: OpenFreshStore): void {
       await lease(1, 2, ['n1']);
       await store.tasks.quarantineNode('n1', 'clean failed', at(0));
       expect(await claim(store, 'w1', HOUR)).toEqual([]);
+      expect(await store.tasks.nextDueAt()).toBeNull();
       expect(await claim(store, 'w1', 2 * HOUR)).toMatchObject([{ kind: 'start' }]);
     });
   });
