@@ -78,6 +78,24 @@ export class InventorySync {
     return this.deps.store.upsertNode(toNodeRecord(node), this.deps.clock.now());
   }
 
+  /**
+   * After an asynchronous action (power, provision), re-reads the node until its transition is over, so reads
+   * through Leasehold show the new state within a moment instead of at the next full sync. Fire and forget:
+   * bounded, and failures only mean the next sync catches up.
+   */
+  followNode(id: string, options: { readonly intervalMs?: number; readonly timeoutMs?: number } = {}): void {
+    const interval = options.intervalMs ?? 200;
+    const deadline = this.deps.clock.now().getTime() + (options.timeoutMs ?? 120_000);
+    const step = async (): Promise<void> => {
+      if (this.stopped) return;
+      const node = await this.deps.driver.getNode(id);
+      await this.deps.store.upsertNode(toNodeRecord(node), this.deps.clock.now());
+      const settled = node.target_power_state === null && node.target_provision_state === null && node.reservation === null;
+      if (!settled && this.deps.clock.now().getTime() < deadline) this.deps.clock.setTimer(interval, () => void step().catch(() => undefined));
+    };
+    this.deps.clock.setTimer(interval, () => void step().catch(() => undefined));
+  }
+
   private async runOnce(): Promise<SyncResult> {
     const started = Date.now();
     const nodes = await this.deps.driver.listNodes();

@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { createDriver } from '../drivers/create-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
+import { LeaseEngine } from '../engine/lease-engine.js';
 import { createLogger, type Logger } from '../logger.js';
 import { LeasePlanner } from '../scheduler/lease-planner.js';
 import { openStore } from '../store/open-store.js';
@@ -18,6 +19,8 @@ export interface RunningServer {
   readonly store: Store;
   readonly driver: HardwareDriver;
   readonly inventory: InventorySync;
+  /** The lease engine, when this process runs one (role worker or all). */
+  readonly engine?: LeaseEngine;
   /** Stops accepting requests, lets running ones finish, stops timers, closes the driver and the store. */
   close(): Promise<void>;
 }
@@ -52,14 +55,20 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     closers.push(async () => inventory.stop());
 
     const planner = new LeasePlanner(store, clock, { cleaningGapMs: config.cleaningGapMs });
-    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs });
+    let engine: LeaseEngine | undefined;
+    if (config.role !== 'api') {
+      engine = new LeaseEngine({ store, driver, clock, logger, inventory });
+      engine.start();
+      closers.push(() => engine!.stop());
+    }
+    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine });
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
     const { port } = server.address() as AddressInfo;
     const url = `http://${urlHost(config.host)}:${port}`;
-    logger.info({ url, store: store.engine, driver: driver.kind }, 'listening');
-    print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind})`);
-    return { url, store, driver, inventory, close: closeAll };
+    logger.info({ url, store: store.engine, driver: driver.kind, role: config.role }, 'listening');
+    print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind}, role: ${config.role})`);
+    return { url, store, driver, inventory, engine, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -32,14 +32,18 @@ export interface EngineStore {
   /**
    * Claims up to `limit` tasks that are due at `now`, not done, and not claimed by a live claim, for `worker`
    * until `now + claimMs` (FOR UPDATE SKIP LOCKED: two workers never claim one task). A claim that expired
-   * (its worker died) is claimed again. Ordered by due time.
+   * (its worker died) is claimed again. Ordered by due time. Held-back tasks (see nextDueAt) are not handed out.
    */
   claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]>;
   /** Marks the task done and releases the claim. */
   completeTask(id: string, now: Date): Promise<void>;
   /** Releases the claim and makes the task due again at `dueAt`, counting the attempt and keeping the error. */
   retryTask(id: string, dueAt: Date, error: string | null, now: Date): Promise<void>;
-  /** The earliest due time of any task not done (claimed or not), or null: when to wake up next. */
+  /**
+   * When to wake up next, or null: the earliest due time of the tasks not done, counting a claimed task from when
+   * its claim expires and leaving out tasks held back (an end before its start; a start while the node's previous
+   * allocation is unfinished or the node is quarantined) — else replicas would wake in a loop.
+   */
   nextDueAt(): Promise<Date | null>;
   getAllocationContext(allocationId: string): Promise<AllocationContext | null>;
   /**

@@ -19,6 +19,7 @@ import type {
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { createLease } from './queries/create-lease.js';
 import { insertEvents } from './queries/insert-events.js';
+import { handedOver } from './queries/node-view-query.js';
 import type { Page, PageRequest } from './store.js';
 
 const range = (from: Date, to: Date | null) => sql`tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')`;
@@ -199,6 +200,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where('a.holds', '=', true)
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
+        .where(sql<SqlBool>`${handedOver}`)
         .execute();
       return new Map(rows.map((r) => [r.node_id, { lease_id: r.lease_id, project_id: r.project_id, end: r.end }]));
     });
@@ -214,6 +216,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where('a.holds', '=', true)
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
+        .where(sql<SqlBool>`${handedOver}`)
         .execute();
       return rows.map((r) => r.node_id);
     });

@@ -106,7 +106,10 @@ export interface LeasingStore {
   changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
   /** Cancels a lease that has not started: it stops holding its nodes and its tasks are dropped. */
   cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
-  /** The lease holding each of these nodes at `now` (granting access), if any. */
+  /**
+   * The lease granting access to each of these nodes at `now`, if any: its window contains `now`, the node is not
+   * quarantined, and the node's previous lease has been released (cleaned).
+   */
   currentLeases(nodeIds: readonly string[], now: Date): Promise<ReadonlyMap<string, CurrentLease>>;
   /** The ids of nodes on which `projectId` holds a lease granting access at `now`. */
   leasedNodeIds(projectId: string, now: Date): Promise<readonly string[]>;

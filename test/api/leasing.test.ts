@@ -190,6 +190,34 @@ describe('advance reservations and cancelling', () => {
   });
 });
 
+describe('wipe before reuse', () => {
+  it('a quarantined node is neither handed to its lessee nor leasable until its owner clears it', async () => {
+    const start = t.clock.now();
+    const lease = await t.request('POST', '/v1/leases', { token: lessee.token, body: { nodes: ['small'], duration: '2h' } });
+    expect(lease.status, JSON.stringify(lease.body)).toBe(201);
+    expect((await t.request('GET', '/v1/nodes/small', { token: lessee.token })).status).toBe(200);
+
+    await t.store.tasks.quarantineNode('5eed0000-0000-4000-8000-000000000007', 'clean failed: disk erase', start);
+    expect((await t.request('GET', '/v1/nodes/small', { token: lessee.token })).status).toBe(404);
+    const shown = await t.request('GET', '/v1/nodes/small', { token: owner.token });
+    expect(shown.body).toMatchObject({ quarantined: true, quarantine_reason: 'clean failed: disk erase' });
+    const quote = await t.request('POST', '/v1/leases/quote', {
+      token: stranger.token,
+      body: { nodes: ['small'], duration: '1h', start: new Date(start.getTime() + 5 * 3_600_000).toISOString() },
+    });
+    expect(quote.status).toBe(409);
+    expect(quote.body.error.message).toContain('quarantined');
+
+    expect((await t.request('PATCH', '/v1/nodes/small', { token: stranger.token, body: { quarantined: false } })).status).toBe(404);
+    const cleared = await t.request('PATCH', '/v1/nodes/small', { token: owner.token, body: { quarantined: false } });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.quarantined).toBe(false);
+    expect((await t.request('GET', '/v1/nodes/small', { token: lessee.token })).status).toBe(200);
+    const events = await t.request('GET', '/v1/events?type=node.quarantine_cleared', { token: owner.token });
+    expect(events.body.events).toHaveLength(1);
+  });
+});
+
 describe('bad lease requests', () => {
   it.each([
     [{ groups: [{ count: 1, where: 'memory >= ' }], duration: '1d' }, /position 11/],

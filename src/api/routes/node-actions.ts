@@ -71,6 +71,7 @@ export function nodeActionRoutes(deps: ApiDeps) {
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.power', { action, as: access }, () =>
       deps.driver.setPowerState(node.id, target),
     );
+    deps.inventory.followNode(node.id);
     c.get('log').info({ node: node.id, action }, 'power action');
     return c.json({ node_id: node.id, action, target_power_state: target }, 202);
   });

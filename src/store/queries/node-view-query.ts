@@ -53,9 +53,18 @@ export function nodeViewQuery(
 /** The listing order: name (unnamed nodes first), then id. Matches the nodes_sort_idx index. */
 export const NODE_SORT_KEY = [sql`coalesce(n.name, '')`, sql`n.id`] as const;
 
-/** Nodes on which `projectId` holds a lease granting access at `now` (see domain leaseGrantsAccess). */
+/** Nodes on which `projectId` holds a lease granting access at `now` (see `handedOver`). */
 export function leasedAt(projectId: string, now: Date) {
   return sql`select a.node_id from allocations a join leases l on l.id = a.lease_id
     where l.project_id = ${projectId} and a.holds and a.period @> ${now}::timestamptz
-      and l.state not in ('cancelled', 'failed')`;
+      and l.state not in ('cancelled', 'failed') and ${handedOver}`;
 }
+
+/**
+ * The part of an access decision beyond the lease's times (for allocation `a`): the node is not quarantined, and
+ * no earlier allocation on it is still unfinished — so when cleaning overruns the gap, the next lessee gets the
+ * node when it is clean, never before (wipe before reuse). Access still ends exactly at the lease's end.
+ */
+export const handedOver = sql<boolean>`not exists (select 1 from nodes q where q.id = a.node_id and q.quarantined_at is not null)
+  and not exists (select 1 from allocations prev where prev.node_id = a.node_id and prev.holds
+    and lower(prev.period) < lower(a.period) and prev.state not in ('released', 'quarantined', 'cancelled'))`;
