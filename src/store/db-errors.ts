@@ -84,6 +84,11 @@ export function translateDbError(err: unknown): unknown {
         cause: err,
         details: { resource, constraint: e.constraint ?? null },
       });
+    case '40P01':
+    case '40001':
+      // Two bookings inserting rows that the exclusion constraint compares can deadlock (each waits for the
+      // other's uncommitted row); PostgreSQL aborts one. It lost the race like any other conflict: plan again.
+      return new LeaseConflictError('a concurrent booking won the race for the same node; try again', { cause: err });
     case '23P01':
       if (e.constraint === 'offers_no_overlap') {
         return new ConflictError('the offer overlaps another offer in force for the same node', {
