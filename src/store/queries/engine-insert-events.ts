@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
+import { insertEvents } from './insert-events.js';
 
 /** What the engine knows about every event it writes for one allocation; an event's own fields win. */
 export interface EventDefaults {
@@ -19,24 +20,16 @@ export async function insertEngineEvents(
   defaults: EventDefaults,
   now: Date,
 ): Promise<void> {
-  if (events.length === 0) return;
-  await db
-    .insertInto('events')
-    .values(
-      events.map((e) => ({
-        at: now,
-        type: e.type,
-        outcome: e.outcome ?? 'ok',
-        actor_user_id: e.actor_user_id ?? null,
-        actor: e.actor_user_id ? e.actor : 'engine',
-        node_id: e.node_id !== undefined ? e.node_id : defaults.node_id,
-        lease_id: e.lease_id !== undefined ? e.lease_id : defaults.lease_id,
-        offer_id: e.offer_id ?? null,
-        project_id: e.project_id !== undefined ? e.project_id : defaults.project_id,
-        owner_project_id: e.owner_project_id !== undefined ? e.owner_project_id : defaults.owner_project_id,
-        message: e.message ?? '',
-        details: JSON.stringify(e.details ?? {}),
-      })),
-    )
-    .execute();
+  await insertEvents(
+    db,
+    events.map((e) => ({
+      ...e,
+      actor: e.actor_user_id ? e.actor : 'engine',
+      node_id: e.node_id !== undefined ? e.node_id : defaults.node_id,
+      lease_id: e.lease_id !== undefined ? e.lease_id : defaults.lease_id,
+      project_id: e.project_id !== undefined ? e.project_id : defaults.project_id,
+      owner_project_id: e.owner_project_id !== undefined ? e.owner_project_id : defaults.owner_project_id,
+    })),
+    now,
+  );
 }
