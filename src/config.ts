@@ -19,6 +19,10 @@ export interface Config {
   readonly syncIntervalMs: number;
   /** Kept free after every lease so the node can be cleaned before the next one (0 allowed). */
   readonly cleaningGapMs: number;
+  /** Lease notifications: POSTed here (started, ending soon, ended, failed), signed with the secret. */
+  readonly webhookUrl: string | null;
+  readonly webhookSecret: string | null;
+  readonly webhookEndingSoonMs: number;
   /** `api` serves requests, `worker` runs the lease engine, `all` both. */
   readonly role: 'api' | 'worker' | 'all';
   readonly logLevel: string;
@@ -40,6 +44,9 @@ export function defaultDataDir(env: Env): string {
 }
 
 export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
+  if (env.LEASEHOLD_WEBHOOK_URL?.trim() && !env.LEASEHOLD_WEBHOOK_SECRET?.trim()) {
+    throw configError('LEASEHOLD_WEBHOOK_SECRET', 'must be set with LEASEHOLD_WEBHOOK_URL: deliveries are HMAC-signed with it');
+  }
   const driver = env.LEASEHOLD_DRIVER?.trim() || 'simulated';
   if (driver !== 'simulated' && driver !== 'ironic') {
     throw configError('LEASEHOLD_DRIVER', `must be "simulated" or "ironic", not ${JSON.stringify(driver)}`);
@@ -55,10 +62,25 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
+    webhookUrl: webhookUrl(env.LEASEHOLD_WEBHOOK_URL?.trim() || null),
+    webhookSecret: env.LEASEHOLD_WEBHOOK_SECRET?.trim() || null,
+    webhookEndingSoonMs: durationVar(env, 'LEASEHOLD_WEBHOOK_ENDING_SOON', '1h'),
     role: parseRole(flags.role ?? env.LEASEHOLD_ROLE?.trim() ?? 'all'),
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
     publicUrl: env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null,
   };
+}
+
+function webhookUrl(value: string | null): string | null {
+  if (value === null) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw configError('LEASEHOLD_WEBHOOK_URL', `is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw configError('LEASEHOLD_WEBHOOK_URL', 'must be http(s)');
+  return url.toString();
 }
 
 function parseRole(value: string): Config['role'] {

@@ -8,6 +8,7 @@ import { createDriver } from '../drivers/create-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
+import { WebhookDispatcher } from '../engine/webhook-dispatcher.js';
 import { createLogger, type Logger } from '../logger.js';
 import { LeasePlanner } from '../scheduler/lease-planner.js';
 import { openStore } from '../store/open-store.js';
@@ -60,6 +61,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       engine = new LeaseEngine({ store, driver, clock, logger, inventory });
       engine.start();
       closers.push(() => engine!.stop());
+      const webhooks = new WebhookDispatcher(
+        { store, clock, logger },
+        { url: config.webhookUrl, secret: config.webhookSecret, endingSoonMs: config.webhookEndingSoonMs },
+      );
+      webhooks.start();
+      closers.push(() => webhooks.stop());
     }
     const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine });
     const server = await listen(app.fetch, config);

@@ -95,6 +95,22 @@ export interface LeasesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   cancelled_at: NullableTimestamp;
+  ending_soon_sent_at: NullableTimestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  event_seq: number | null;
+  type: string;
+  lease_id: string | null;
+  payload: Json<Record<string, unknown>>;
+  due_at: Timestamp;
+  attempts: Generated<number>;
+  last_error: string | null;
+  locked_until: NullableTimestamp;
+  outcome: string | null;
+  finished_at: NullableTimestamp;
+  created_at: Timestamp;
 }
 
 export interface AllocationsTable {
@@ -157,5 +173,6 @@ export interface Database {
   allocations: AllocationsTable;
   lease_tasks: LeaseTasksTable;
   events: EventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -10,6 +10,8 @@ import { keysetPage } from './keyset-page.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { LeasingStore } from './leasing-store.js';
+import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
+import type { WebhookOutbox } from './webhook-outbox.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
@@ -39,6 +41,7 @@ export class KyselyStore implements Store {
   private closing: Promise<void> | null = null;
   readonly leasing: LeasingStore;
   readonly tasks: EngineStore;
+  readonly webhooks: WebhookOutbox;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -46,6 +49,7 @@ export class KyselyStore implements Store {
   ) {
     this.leasing = new KyselyLeasingStore(db);
     this.tasks = new KyselyEngineStore(db);
+    this.webhooks = new KyselyWebhookOutbox(db);
   }
 
   ping(): Promise<void> {

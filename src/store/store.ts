@@ -2,6 +2,7 @@ import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { EngineStore } from './engine-store.js';
 import type { LeasingStore } from './leasing-store.js';
+import type { WebhookOutbox } from './webhook-outbox.js';
 
 /**
  * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
@@ -88,6 +89,8 @@ export interface Store {
   readonly leasing: LeasingStore;
   /** The lease engine's due tasks and allocation progress (engine-store.ts). */
   readonly tasks: EngineStore;
+  /** Lease notifications for the operator's webhook (webhook-outbox.ts). */
+  readonly webhooks: WebhookOutbox;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -11,7 +11,11 @@ describe('configuration', () => {
       databaseUrl: null,
       driver: 'simulated',
       syncIntervalMs: 60_000,
+      cleaningGapMs: 600_000,
+      role: 'all',
+      webhookUrl: null,
     });
+    expect(loadConfig({ LEASEHOLD_CLEANING_GAP: '0s' }).cleaningGapMs).toBe(0);
   });
 
   it('reads the environment, and flags win over it', () => {
@@ -32,5 +36,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ LEASEHOLD_DRIVER: 'maas' })).toThrow(/LEASEHOLD_DRIVER/);
     expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: 'often' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
     expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: '0s' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
+    expect(() => loadConfig({ LEASEHOLD_CLEANING_GAP: 'a bit' })).toThrow(/LEASEHOLD_CLEANING_GAP/);
+    expect(() => loadConfig({ LEASEHOLD_ROLE: 'both' })).toThrow(/LEASEHOLD_ROLE/);
+    expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'https://hooks.example/lh' })).toThrow(/LEASEHOLD_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'ftp://x', LEASEHOLD_WEBHOOK_SECRET: 's' })).toThrow(/http/);
   });
 });

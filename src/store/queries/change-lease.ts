@@ -28,7 +28,7 @@ export async function changeLeaseEnd(
     const blockedUntil = new Date(end.getTime() + cleaningGapMs);
     const updated = await trx
       .updateTable('leases')
-      .set({ end_at: end, updated_at: now })
+      .set({ end_at: end, updated_at: now, ending_soon_sent_at: null })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -1,0 +1,21 @@
+/**
+ * The webhook outbox: deliveries written with the lease events they announce (queries/insert-events.ts), claimed
+ * by the dispatcher with FOR UPDATE SKIP LOCKED so any number of worker replicas send each one once.
+ */
+export interface WebhookDelivery {
+  readonly id: string;
+  /** lease.started | lease.ending_soon | lease.ended | lease.failed */
+  readonly type: string;
+  readonly lease_id: string | null;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly attempts: number;
+}
+
+export interface WebhookOutbox {
+  /** Records `lease.ending_soon` for active leases ending within `windowMs` that were not announced yet. */
+  announceEndingSoon(now: Date, windowMs: number): Promise<number>;
+  /** Claims up to `limit` due deliveries until `now + claimMs`. */
+  claimDue(now: Date, limit: number, claimMs: number): Promise<readonly WebhookDelivery[]>;
+  finish(id: string, outcome: 'delivered' | 'failed' | 'skipped', error: string | null, now: Date): Promise<void>;
+  retry(id: string, dueAt: Date, error: string, now: Date): Promise<void>;
+}
