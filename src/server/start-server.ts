@@ -58,6 +58,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const planner = new LeasePlanner(store, clock, { cleaningGapMs: config.cleaningGapMs });
     let engine: LeaseEngine | undefined;
     if (config.role !== 'api') {
+      if (store.engine === 'pglite') {
+        // The embedded store is this process's alone (data-dir lock): claims left by a crash are ours to drop.
+        const released = await store.tasks.releaseAllClaims();
+        if (released > 0) logger.warn({ tasks: released }, 'resuming lease tasks interrupted by a crash');
+      }
       engine = new LeaseEngine({ store, driver, clock, logger, inventory });
       engine.start();
       closers.push(() => engine!.stop());

@@ -35,6 +35,11 @@ export interface EngineStore {
    * (its worker died) is claimed again. Ordered by due time. Held-back tasks (see nextDueAt) are not handed out.
    */
   claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]>;
+  /**
+   * Drops every claim. Only for a process that knows no other worker can be alive — the embedded store, which one
+   * process holds — so a restart after a crash resumes at once instead of after the claim expires.
+   */
+  releaseAllClaims(): Promise<number>;
   /** Marks the task done and releases the claim. */
   completeTask(id: string, now: Date): Promise<void>;
   /** Releases the claim and makes the task due again at `dueAt`, counting the attempt and keeping the error. */

@@ -53,6 +53,19 @@ export class KyselyEngineStore implements EngineStore {
     });
   }
 
+  releaseAllClaims(): Promise<number> {
+    return this.guard(async () => {
+      const rows = await this.db
+        .updateTable('lease_tasks')
+        .set({ locked_by: null, locked_until: null })
+        .where('done_at', 'is', null)
+        .where('locked_by', 'is not', null)
+        .returning('id')
+        .execute();
+      return rows.length;
+    });
+  }
+
   nextDueAt(): Promise<Date | null> {
     return this.guard(() => nextDueAt(this.db));
   }
