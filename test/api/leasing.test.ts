@@ -56,6 +56,10 @@ describe('the seed workflow', () => {
     expect(res.status).toBe(200);
     expect(res.body.offers.map((o: { node_name: string }) => o.node_name).sort()).toEqual(['gpu-a', 'gpu-b', 'gpu-c', 'gpu-huge']);
     expect(res.body.offers[0]).toMatchObject({ max_lease_duration: 'P5D', status: 'active', end: null, free_windows: [{ start: '2030-01-01T00:00:00.000Z', end: null }] });
+    const ranged = await t.request('GET', '/v1/offers?from=2030-02-01T00:00:00Z&to=2030-02-02T00:00:00Z', { token: lessee.token });
+    expect(ranged.body.offers).toHaveLength(SEED.length);
+    const bad = await t.request('GET', '/v1/offers?from=2030-02-02T00:00:00Z&to=2030-02-01T00:00:00Z', { token: lessee.token });
+    expect(bad.status).toBe(400);
   });
 
   it('a quote for 3 GPU nodes and 1 disk node picks the best fits and changes nothing', async () => {

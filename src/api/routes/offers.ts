@@ -71,6 +71,8 @@ const listOffers = createRoute({
       owner: z.string().min(1).optional().openapi({ description: 'Offering project id or name.' }),
       status: z.enum(STATUSES).optional(),
       where: z.string().min(1).optional().openapi({ description: 'Requirement expression the node must match.' }),
+      from: Time.optional().openapi({ description: 'With to: offers in force overlapping [from, to).' }),
+      to: Time.optional(),
       free_from: Time.optional(),
       free_to: Time.optional().openapi({ description: 'With free_from: only offers free for the whole of [free_from, free_to).' }),
     }),
@@ -177,6 +179,9 @@ export function offerRoutes(deps: ApiDeps) {
       checkExpression(q.where, expr, knownFacts(nodes.map((n) => n.facts)));
       nodeIds = nodes.filter((n) => evaluate(expr, n)).map((n) => n.id);
     }
+    if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) {
+      throw new InvalidRequestError('to must be after from', { details: { field: 'to' } });
+    }
     if ((q.free_from === undefined) !== (q.free_to === undefined)) {
       throw new InvalidRequestError('give free_from and free_to together', { details: { field: 'free_to' } });
     }
@@ -187,6 +192,10 @@ export function offerRoutes(deps: ApiDeps) {
         node_ids: nodeIds,
         project_id: ownerId,
         status: q.status,
+        overlapping:
+          q.from === undefined && q.to === undefined
+            ? undefined
+            : { from: q.from ? new Date(q.from) : now, to: q.to ? new Date(q.to) : null },
         visible_to: isAdmin(principal) ? undefined : (principal.projectId ?? undefined),
         now,
       },
