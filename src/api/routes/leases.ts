@@ -165,11 +165,11 @@ export function leaseRoutes(deps: ApiDeps) {
     const lease = await deps.store.leasing.getLease(id);
     if (lease && (isAdmin(principal) || lease.project_id === principal.projectId)) return lease;
     if (lease && principal.projectId && principal.projectName) {
-      const owned = await deps.store.leasing.listLeases(
-        { visible_to: { project_id: principal.projectId, project_name: principal.projectName }, node_id: lease.allocations[0]?.node_id },
-        { limit: 1000 },
-      );
-      if (owned.items.some((l) => l.id === lease.id)) return lease;
+      // The owner of any of its nodes (ownership only: no `now`, so not through a lease of its own).
+      const owner = { kind: 'project', projectId: principal.projectId, projectName: principal.projectName } as const;
+      for (const a of lease.allocations) {
+        if (await deps.store.getNode(a.node_id, owner)) return lease;
+      }
     }
     throw new NotFoundError('lease', id);
   }
