@@ -1,0 +1,137 @@
+/** Command-line options of `npm run bench` (argv after `--`, or environment variables). */
+
+export type EngineName = 'pglite' | 'postgres';
+
+export interface Sizes {
+  /** Nodes in the inventory of section 1 and 2. */
+  readonly nodes: number;
+  /** Existing leases seeded before measuring (one node each). */
+  readonly leases: number;
+  /** Quotes and creates of the seed request measured per engine. */
+  readonly quotes: number;
+  readonly creates: number;
+  /** Each kind of request (quotes, creates) stops early after this many seconds (at least 20 samples). */
+  readonly timeBoxS: number;
+  /** Section 2: concurrent clients and the rounds they race in (one window per round). */
+  readonly clients: number;
+  readonly rounds: number;
+  /** No new round starts after this many seconds (at least one round runs). */
+  readonly raceBoxS: number;
+  /** The race's own pool: nodes (of which `raceNodes` are raced for), with ten seeded leases per node. */
+  readonly racePoolNodes: number;
+  /** Nodes the race is fought over. */
+  readonly raceNodes: number;
+  /** Section 3: leases (one node each) ending at one instant, and how many of them poll for the access cut. */
+  readonly ends: number;
+  readonly accessSample: number;
+}
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  /** Engines asked for: `both` is narrowed to what answers (see run.ts). */
+  readonly engine: EngineName | 'both' | 'auto';
+  /** A server where the user may CREATE DATABASE; the bench never touches that database itself. */
+  readonly adminUrl: string;
+  /** Where to write the results as JSON, or null. */
+  readonly jsonPath: string | null;
+  /** Only these sections (1, 2, 3); all by default. */
+  readonly sections: ReadonlySet<number>;
+  readonly sizes: Sizes;
+}
+
+export const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const FULL: Sizes = {
+  nodes: 10_000,
+  leases: 100_000,
+  quotes: 200,
+  creates: 200,
+  timeBoxS: 40,
+  clients: 64,
+  rounds: 4,
+  raceBoxS: 45,
+  racePoolNodes: 1_000,
+  raceNodes: 16,
+  ends: 1_000,
+  accessSample: 20,
+};
+
+const QUICK: Sizes = {
+  nodes: 1_000,
+  leases: 10_000,
+  quotes: 40,
+  creates: 40,
+  timeBoxS: 4,
+  clients: 64,
+  rounds: 1,
+  raceBoxS: 5,
+  racePoolNodes: 100,
+  raceNodes: 16,
+  ends: 100,
+  accessSample: 10,
+};
+
+export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3]
+
+  --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends)
+  --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
+  --json[=path]  also write the results as JSON (default path: bench-results.json)
+  --only         run only these sections (1 quote/create, 2 race, 3 lease ends)
+
+environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
+             LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON`;
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  let quick = env.LEASEHOLD_BENCH_QUICK === '1' || env.LEASEHOLD_BENCH_QUICK === 'true';
+  let engine: BenchOptions['engine'] = parseEngine(env.LEASEHOLD_BENCH_ENGINE || 'auto');
+  let jsonPath: string | null = env.LEASEHOLD_BENCH_JSON || null;
+  let sections = new Set([1, 2, 3]);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
+      return v;
+    };
+    switch (flag) {
+      case '--quick':
+        quick = true;
+        break;
+      case '--engine':
+        engine = parseEngine(value());
+        break;
+      case '--json':
+        jsonPath = inline ?? 'bench-results.json';
+        break;
+      case '--only':
+        sections = new Set(value().split(',').map((s) => Number(s.trim())));
+        if ([...sections].some((s) => ![1, 2, 3].includes(s))) throw new Error(`--only: expected sections among 1,2,3\n${USAGE}`);
+        break;
+      case '--help':
+      case '-h':
+        throw new UsageRequested();
+      default:
+        throw new Error(`unknown option ${arg}\n${USAGE}`);
+    }
+  }
+  return {
+    quick,
+    engine,
+    adminUrl: env.LEASEHOLD_BENCH_DATABASE_URL || DEFAULT_ADMIN_URL,
+    jsonPath,
+    sections,
+    sizes: quick ? QUICK : FULL,
+  };
+}
+
+export class UsageRequested extends Error {
+  constructor() {
+    super(USAGE);
+  }
+}
+
+function parseEngine(value: string): BenchOptions['engine'] {
+  if (value === 'pglite' || value === 'postgres' || value === 'both' || value === 'auto') return value;
+  throw new Error(`--engine: expected pglite, postgres or both, not ${JSON.stringify(value)}\n${USAGE}`);
+}

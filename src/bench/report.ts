@@ -1,0 +1,137 @@
+import type { LeaseEndsResult } from './lease-ends.js';
+import type { MachineInfo } from './machine.js';
+import type { EngineName, Sizes } from './options.js';
+import type { QuoteCreateResult } from './quote-create.js';
+import type { RaceResult } from './race.js';
+import type { SeedCounts } from './seed.js';
+import { fmt, mib, table, type LatencySummary } from './stats.js';
+
+export interface Measured<T> {
+  readonly result: T;
+  readonly rssPeak: number;
+}
+
+export interface SeedFigures {
+  readonly counts: SeedCounts;
+  readonly syncMs: number;
+  readonly bulkSqlMs: number;
+  readonly totalMs: number;
+}
+
+export interface EngineResults {
+  readonly engine: EngineName;
+  seed?: Measured<SeedFigures>;
+  quoteCreate?: Measured<QuoteCreateResult>;
+  race?: Measured<RaceResult>;
+  leaseEnds?: Measured<LeaseEndsResult>;
+  /** A section that failed: its error, so the others still report. */
+  errors: string[];
+}
+
+export interface BenchReport {
+  readonly startedAt: string;
+  readonly quick: boolean;
+  readonly sizes: Sizes;
+  readonly machine: MachineInfo;
+  readonly timings: string;
+  readonly engines: EngineResults[];
+  totalS: number;
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+const lat = (s: LatencySummary | undefined, pick: keyof LatencySummary, digits = 1) => (s ? fmt(s[pick], digits) : '-');
+const counts = (m: Record<string, number> | undefined) =>
+  m && Object.keys(m).length > 0 ? Object.entries(m).map(([k, v]) => `${v} × ${k}`).join(', ') : '0';
+
+function section(title: string, engines: readonly EngineResults[], rows: [string, (e: EngineResults) => string][]): string {
+  const header = ['', ...engines.map((e) => e.engine)];
+  return `${title}\n${table([header, ...rows.map(([label, get]) => [label, ...engines.map((e) => get(e))])])}`;
+}
+
+export function formatReport(r: BenchReport): string {
+  const m = r.machine;
+  const s = r.sizes;
+  const out: string[] = [];
+  out.push(
+    `Leasehold benchmarks${r.quick ? ' (--quick)' : ''} — ${r.startedAt}`,
+    `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}`,
+    `         ${m.os}; node ${m.node}; PostgreSQL: ${m.postgres ?? 'not used'}; PGlite ${m.pglite}`,
+    `simulated driver timings: ${r.timings}`,
+    '',
+  );
+  const e1 = r.engines.filter((e) => e.seed || e.quoteCreate);
+  if (e1.length > 0) {
+    out.push(
+      section(`1. Seed request (3 × GPU ≥ 48 GiB + 1 × ≥ 16 GiB, ≥ 1 TB; 3d) over ${n(s.nodes)} nodes and ${n(s.leases)} existing leases, in-process HTTP, one request at a time`, e1, [
+        ['seeding: total (s)', (e) => (e.seed ? fmt(e.seed.result.totalMs / 1000) : '-')],
+        ['  inventory sync of the nodes (s)', (e) => (e.seed ? fmt(e.seed.result.syncMs / 1000) : '-')],
+        ['  bulk SQL: offers, leases, allocations, tasks, events (s)', (e) => (e.seed ? fmt(e.seed.result.bulkSqlMs / 1000) : '-')],
+        ['  leases ended / active / pending', (e) => (e.seed ? `${n(e.seed.result.counts.ended)} / ${n(e.seed.result.counts.active)} / ${n(e.seed.result.counts.pending)}` : '-')],
+        ['quotes measured (n)', (e) => lat(e.quoteCreate?.result.quote, 'n', 0)],
+        ['quote p50 (ms)', (e) => lat(e.quoteCreate?.result.quote, 'p50')],
+        ['quote p99 (ms)', (e) => lat(e.quoteCreate?.result.quote, 'p99')],
+        ['quote max (ms)', (e) => lat(e.quoteCreate?.result.quote, 'max')],
+        ['quote answers other than 200', (e) => counts(e.quoteCreate?.result.quoteOther)],
+        ['creates measured (n)', (e) => lat(e.quoteCreate?.result.create, 'n', 0)],
+        ['create p50 (ms)', (e) => lat(e.quoteCreate?.result.create, 'p50')],
+        ['create p99 (ms)', (e) => lat(e.quoteCreate?.result.create, 'p99')],
+        ['create max (ms)', (e) => lat(e.quoteCreate?.result.create, 'max')],
+        ['create answers other than 201', (e) => counts(e.quoteCreate?.result.createOther)],
+        ['allocations per created lease', (e) => (e.quoteCreate ? fmt(e.quoteCreate.result.allocationsPerLease, 0) : '-')],
+        ['store.allNodes() p50 (ms) (per plan)', (e) => lat(e.quoteCreate?.result.allNodes, 'p50')],
+        ['overlapping allocations (SQL)', (e) => (e.quoteCreate ? String(e.quoteCreate.result.overlaps) : '-')],
+        ['RSS peak: seeding', (e) => (e.seed ? mib(e.seed.rssPeak) : '-')],
+        ['RSS peak: quotes and creates', (e) => (e.quoteCreate ? mib(e.quoteCreate.rssPeak) : '-')],
+      ]),
+      '',
+    );
+  }
+  const e2 = r.engines.filter((e) => e.race);
+  if (e2.length > 0) {
+    const race = (e: EngineResults) => e.race!.result;
+    out.push(
+      section(`2. Race: ${s.clients} concurrent clients per round, all asking for 2 of the same ${s.raceNodes} nodes in the round's window (12 h), over a pool of ${n(s.racePoolNodes)} nodes and ${n(s.racePoolNodes * 10)} leases`, e2, [
+        ['topology', (e) => race(e).topology],
+        ['rounds × clients = requests', (e) => `${race(e).rounds} × ${race(e).clients} = ${n(race(e).requests)}`],
+        ['successes (201) / possible', (e) => `${race(e).successes} / ${race(e).expectedSuccesses}`],
+        ['conflicts (409)', (e) => counts(race(e).conflicts)],
+        ['other answers', (e) => counts(race(e).errors)],
+        ['leases/s', (e) => fmt(race(e).leasesPerSecond, 2)],
+        ['requests/s', (e) => fmt(race(e).requestsPerSecond, 1)],
+        ['request p50 (ms)', (e) => lat(race(e).latency, 'p50', 0)],
+        ['request p99 (ms)', (e) => lat(race(e).latency, 'p99', 0)],
+        ['PostgreSQL: peak sessions waiting on a lock', (e) => (race(e).peakLockWaiters === null ? '-' : String(race(e).peakLockWaiters))],
+        ['PostgreSQL: deadlocks detected', (e) => (race(e).deadlocks === null ? '-' : String(race(e).deadlocks))],
+        ['node given twice in a round', (e) => String(race(e).duplicateNodes)],
+        ['overlapping allocations (SQL)', (e) => String(race(e).overlaps)],
+        ['RSS peak', (e) => mib(e.race!.rssPeak)],
+      ]),
+      '',
+    );
+  }
+  const e3 = r.engines.filter((e) => e.leaseEnds);
+  if (e3.length > 0) {
+    out.push(
+      section(`3. ${n(s.ends)} one-node leases ending at the same instant, lease engine running, real clock`, e3, [
+        ['lease engine options', (e) => e.leaseEnds!.result.engineOptions],
+        ['create the leases (store.createLease, 8 at a time) (s)', (e) => fmt(e.leaseEnds!.result.createS)],
+        ['hand-over: engine start → all allocations active (s)', (e) => fmt(e.leaseEnds!.result.handOverS)],
+        ['all ends moved to one instant, margin before it (ms)', (e) => fmt(e.leaseEnds!.result.shortenMarginMs, 0)],
+        [`access refused after the end, p50 (ms), sample ${s.accessSample}`, (e) => lat(e.leaseEnds!.result.accessCut, 'p50')],
+        ['access refused after the end, max (ms)', (e) => lat(e.leaseEnds!.result.accessCut, 'max')],
+        ['200s to requests sent after the end', (e) => String(e.leaseEnds!.result.grantedAfterEnd)],
+        ['404s that arrived before the end', (e) => String(e.leaseEnds!.result.refusedEarly)],
+        ['sampled leases never seen granted before the end', (e) => String(e.leaseEnds!.result.neverGranted)],
+        ['released: first (s after the end)', (e) => lat(e.leaseEnds!.result.release, 'min', 2)],
+        ['released: p50 (s after the end)', (e) => lat(e.leaseEnds!.result.release, 'p50', 2)],
+        ['released: all (s after the end)', (e) => (e.leaseEnds!.result.timedOut ? 'timed out' : lat(e.leaseEnds!.result.release, 'max', 2))],
+        ['allocations released / not released', (e) => `${n(e.leaseEnds!.result.released)} / ${counts(e.leaseEnds!.result.otherStates)}`],
+        ['RSS peak', (e) => mib(e.leaseEnds!.rssPeak)],
+      ]),
+      '',
+    );
+  }
+  for (const e of r.engines) for (const err of e.errors) out.push(`ERROR [${e.engine}] ${err}`);
+  out.push(`total run time: ${fmt(r.totalS)} s`);
+  return out.join('\n');
+}

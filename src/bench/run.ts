@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: Leasehold's benchmarks. Prints a table of figures and the machine they were measured on.
+ *
+ * 1. quote and create of the seed request over a seeded pool (PGlite and/or PostgreSQL), through the HTTP app;
+ * 2. concurrent clients racing for the same nodes and windows (no overlap may result);
+ * 3. many leases ending at one instant: how soon access stops, how long until every node is released.
+ *
+ * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`). docs/benchmarks.md has the figures.
+ */
+import { writeFile } from 'node:fs/promises';
+import { benchLeaseEnds } from './lease-ends.js';
+import { machineInfo } from './machine.js';
+import { parseOptions, UsageRequested, type BenchOptions, type EngineName } from './options.js';
+import { FAST_TIMINGS, seedPool } from './pool.js';
+import { benchQuoteCreate } from './quote-create.js';
+import { benchRace } from './race.js';
+import { formatReport, type BenchReport, type EngineResults } from './report.js';
+import { postgresAnswers } from './databases.js';
+import { elapsedMs, mib, withRssPeak } from './stats.js';
+
+function progress(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function chooseEngines(options: BenchOptions): Promise<EngineName[]> {
+  const wanted = options.engine;
+  if (wanted === 'pglite') return ['pglite'];
+  const answers = await postgresAnswers(options.adminUrl);
+  if (wanted === 'auto') {
+    if (!answers) progress(`no PostgreSQL answers at ${redact(options.adminUrl)}: PGlite only`);
+    return answers ? ['pglite', 'postgres'] : ['pglite'];
+  }
+  if (!answers) throw new Error(`--engine ${wanted}: no PostgreSQL answers at ${redact(options.adminUrl)} (set LEASEHOLD_BENCH_DATABASE_URL)`);
+  return wanted === 'both' ? ['pglite', 'postgres'] : ['postgres'];
+}
+
+async function benchEngine(engine: EngineName, options: BenchOptions): Promise<EngineResults> {
+  const results: EngineResults = { engine, errors: [] };
+  const { sizes, sections } = options;
+  if (sections.has(1)) {
+    progress(`[${engine}] seeding ${sizes.nodes.toLocaleString('en-US')} nodes, ${sizes.leases.toLocaleString('en-US')} leases`);
+    let pool: Awaited<ReturnType<typeof seedPool>> | null = null;
+    try {
+      const seeded = await withRssPeak(() => seedPool(engine, options.adminUrl, sizes));
+      const p = (pool = seeded.result);
+      results.seed = { result: { counts: p.seed, ...p.timings }, rssPeak: seeded.rssPeak };
+      progress(`[${engine}] seeded in ${(p.timings.totalMs / 1000).toFixed(1)} s (RSS peak ${mib(seeded.rssPeak)})`);
+      progress(`[${engine}] 1: up to ${sizes.quotes} quotes and ${sizes.creates} creates of the seed request`);
+      results.quoteCreate = await withRssPeak(() => benchQuoteCreate(p, sizes));
+      const q = results.quoteCreate.result;
+      progress(`[${engine}] 1: quote p50 ${q.quote.p50.toFixed(1)} ms, create p50 ${q.create.p50.toFixed(1)} ms`);
+    } catch (err) {
+      results.errors.push(describe(err));
+      progress(`[${engine}] 1 FAILED: ${describe(err)}`);
+    } finally {
+      await pool?.close().catch(() => undefined);
+    }
+  }
+  if (sections.has(2)) {
+    const racePool = { nodes: sizes.racePoolNodes, leases: sizes.racePoolNodes * 10, raceNodes: sizes.raceNodes };
+    progress(`[${engine}] 2: ${sizes.clients} clients × ${sizes.rounds} rounds racing, pool of ${racePool.nodes} nodes`);
+    let pool: Awaited<ReturnType<typeof seedPool>> | null = null;
+    try {
+      const p = (pool = await seedPool(engine, options.adminUrl, racePool));
+      results.race = await withRssPeak(() => benchRace(p, sizes, sizes.raceBoxS));
+      const r = results.race.result;
+      progress(`[${engine}] 2: ${r.successes} leases in ${r.rounds} rounds, ${r.leasesPerSecond.toFixed(2)} leases/s`);
+    } catch (err) {
+      results.errors.push(describe(err));
+      progress(`[${engine}] 2 FAILED: ${describe(err)}`);
+    } finally {
+      await pool?.close().catch(() => undefined);
+      if (results.race && pool?.db.closedStats) results.race.result.deadlocks = pool.db.closedStats.deadlocks;
+    }
+  }
+  if (sections.has(3)) {
+    progress(`[${engine}] 3: ${sizes.ends} leases ending at one instant`);
+    try {
+      results.leaseEnds = await withRssPeak(() => benchLeaseEnds(engine, options.adminUrl, sizes, options.quick ? 60_000 : 240_000));
+      const r = results.leaseEnds.result;
+      progress(`[${engine}] 3: access cut p50 ${r.accessCut.p50.toFixed(0)} ms; all released after ${r.release.max.toFixed(1)} s`);
+    } catch (err) {
+      results.errors.push(describe(err));
+      progress(`[${engine}] 3 FAILED: ${describe(err)}`);
+    }
+  }
+  return results;
+}
+
+async function main(): Promise<number> {
+  let options: BenchOptions;
+  try {
+    options = parseOptions(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (err instanceof UsageRequested) {
+      process.stdout.write(`${err.message}\n`);
+      return 0;
+    }
+    process.stderr.write(`${describe(err)}\n`);
+    return 2;
+  }
+  const started = performance.now();
+  const engines = await chooseEngines(options);
+  const machine = await machineInfo(engines.includes('postgres') ? options.adminUrl : null);
+  const report: BenchReport = {
+    startedAt: new Date().toISOString(),
+    quick: options.quick,
+    sizes: options.sizes,
+    machine,
+    timings: Object.entries(FAST_TIMINGS).map(([k, v]) => `${k} ${v}`).join(', '),
+    engines: [],
+    totalS: 0,
+  };
+  progress(`engines: ${engines.join(', ')}; sections: ${[...options.sections].join(', ')}${options.quick ? ' (quick)' : ''}`);
+  for (const engine of engines) report.engines.push(await benchEngine(engine, options));
+  report.totalS = elapsedMs(started) / 1000;
+
+  process.stdout.write(`\n${formatReport(report)}\n`);
+  if (options.jsonPath) {
+    await writeFile(options.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    progress(`results written to ${options.jsonPath}`);
+  }
+  return report.engines.some((e) => e.errors.length > 0) || invariantBroken(report) ? 1 : 0;
+}
+
+/** Double booking or access after the end is a failure of the product, not just a slow figure. */
+function invariantBroken(report: BenchReport): boolean {
+  return report.engines.some(
+    (e) =>
+      (e.quoteCreate?.result.overlaps ?? 0) > 0 ||
+      (e.race?.result.overlaps ?? 0) > 0 ||
+      (e.race?.result.duplicateNodes ?? 0) > 0 ||
+      (e.leaseEnds?.result.grantedAfterEnd ?? 0) > 0 ||
+      (e.leaseEnds?.result.refusedEarly ?? 0) > 0,
+  );
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${describe(err)}\n`);
+    process.exit(1);
+  },
+);
