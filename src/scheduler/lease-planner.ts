@@ -92,7 +92,8 @@ export class LeasePlanner {
     const window = { start: lease.start.getTime(), end: end.getTime() };
     checkQuota(project, { nodes: [] }, window.end - window.start);
     const ids = lease.allocations.filter((a) => a.state !== 'cancelled').map((a) => a.node_id);
-    const nodes = (await this.store.allNodes()).filter((n) => ids.includes(n.id));
+    const found = await Promise.all(ids.map((id) => this.store.getNode(id, { kind: 'all' })));
+    const nodes = found.filter((n): n is NodeView => n !== null);
     const now = this.clock.now().getTime();
     const [offers, bookings] = await Promise.all([
       this.store.leasing.offersInForce(ids, lease.start, end),

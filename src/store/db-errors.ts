@@ -55,7 +55,7 @@ const UNAVAILABLE_MESSAGES = [
 export function translateDbError(err: unknown): unknown {
   if (isLeaseholdError(err)) return err;
   if (isConnectionError(err)) {
-    return new BackendUnavailableError('the database is not reachable right now', { cause: err });
+    return new BackendUnavailableError('the database is unreachable or too busy to answer in time; try again', { cause: err });
   }
   const e = (err ?? {}) as PgErrorFields;
   const table = typeof e.table === 'string' ? e.table : '';

@@ -263,6 +263,14 @@ export class KyselyStore implements Store {
     });
   }
 
+  nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return this.guard(async () => {
+      const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+      return new Map(rows.map((r) => [r.id, r.name]));
+    });
+  }
+
   allNodes(): Promise<readonly NodeView[]> {
     return this.guard(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
   }

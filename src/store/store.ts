@@ -135,6 +135,8 @@ export interface Store {
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
   /** By the driver's uuid or by the node's name (unique in Ironic). */
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null>;
+  /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
+  nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
   /** Every live node with its resolved owner, for the scheduler (one query; ~10k rows is fine). */
   allNodes(): Promise<readonly NodeView[]>;
   /** Sorted by name, then id. */

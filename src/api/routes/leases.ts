@@ -155,9 +155,8 @@ export function leaseRoutes(deps: ApiDeps) {
     };
   }
 
-  async function names(leases: readonly Lease[]): Promise<Map<string, string | null>> {
-    const ids = new Set(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
-    return new Map((await deps.store.allNodes()).filter((n) => ids.has(n.id)).map((n) => [n.id, n.name]));
+  function names(leases: readonly Lease[]): Promise<ReadonlyMap<string, string | null>> {
+    return deps.store.nodeNames(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
   }
 
   /** The lessee, the operator, and the owners of its nodes (read only) see a lease; others get 404. */

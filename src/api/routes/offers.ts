@@ -115,7 +115,7 @@ export function offerRoutes(deps: ApiDeps) {
     const now = deps.clock.now();
     const nodeIds = [...new Set(offers.map((o) => o.node_id))];
     const bookings = await deps.store.leasing.bookings(nodeIds, now, null);
-    const names = new Map((await deps.store.allNodes()).filter((n) => nodeIds.includes(n.id)).map((n) => [n.id, n.name]));
+    const names = await deps.store.nodeNames(nodeIds);
     return offers.map((o) => {
       const from = Math.max(o.start.getTime(), now.getTime());
       const window: Interval = { start: from, end: o.end ? o.end.getTime() : Infinity };

@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
+import { lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
 
 const FINISHED = ['ended', 'cancelled', 'failed'];
@@ -25,6 +26,8 @@ export async function changeLeaseEnd(
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!lease) throw new NotFoundError('lease', id);
     if (FINISHED.includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
+    const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).execute();
+    await lockNodes(trx, nodes.map((n) => n.node_id));
     const blockedUntil = new Date(end.getTime() + cleaningGapMs);
     const updated = await trx
       .updateTable('leases')

@@ -14,6 +14,7 @@ import { insertEvents } from './insert-events.js';
  */
 export async function createLease(db: Kysely<Database>, input: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
+    await lockNodes(trx, input.allocations.map((a) => a.node_id));
     if (input.max_nodes !== null) await checkNodeQuota(trx, input);
     const lease = await trx
       .insertInto('leases')
@@ -59,6 +60,18 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
     const [loaded] = await loadLeases(trx, [lease]);
     return loaded!;
   });
+}
+
+/**
+ * Serialises bookings of the same nodes, in sorted order. Without it, two transactions inserting allocations the
+ * exclusion constraint compares can each wait for the other's uncommitted row: a deadlock PostgreSQL breaks only
+ * after deadlock_timeout (1 s), one pair at a time — measured as multi-second stalls with 64 concurrent clients.
+ */
+export async function lockNodes(trx: Transaction<Database>, nodeIds: readonly string[]): Promise<void> {
+  const sorted = [...new Set(nodeIds)].sort();
+  if (sorted.length === 0) return;
+  await sql`select pg_advisory_xact_lock(hashtext('leasehold.node:' || id)::bigint)
+    from unnest(${sorted}::text[]) with ordinality as t(id, n) order by n`.execute(trx);
 }
 
 async function checkNodeQuota(trx: Transaction<Database>, input: NewLease): Promise<void> {
