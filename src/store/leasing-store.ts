@@ -9,16 +9,10 @@ import type { Page, PageRequest } from './store.js';
  * ConflictError when an offer overlaps another in force; NotFoundError for a missing lease or offer.
  */
 
-export interface NewOffer {
-  readonly node_id: string;
-  readonly project_id: string;
-  readonly start: Date;
-  readonly end: Date | null;
-  readonly max_lease_ms: number | null;
-  readonly min_lease_ms: number | null;
-  readonly allowed_projects: readonly string[] | null;
-  readonly created_by: string | null;
-}
+export type NewOffer = Pick<
+  Offer,
+  'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
+>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
