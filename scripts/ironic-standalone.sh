@@ -1,0 +1,394 @@
+#!/usr/bin/env bash
+# Starts and stops a real, standalone OpenStack Ironic (Debian 12's packages) for integration tests:
+# one process (API + conductor, rpc_transport = none), SQLite, no Keystone, the fake-hardware driver.
+# Facts behind every setting: shared/notes/ironic-standalone.md.
+#
+#   scripts/ironic-standalone.sh install
+#   scripts/ironic-standalone.sh start DATA_DIR [--port N] [--auth noauth|http_basic] [--user U --password P]
+#                                               [--console-ports A:B] [--fake-delays 'power_delay=0.1,deploy_delay=0.5,1']
+#                                               [--timeout SECONDS]
+#   scripts/ironic-standalone.sh stop DATA_DIR
+#   scripts/ironic-standalone.sh status DATA_DIR
+#
+# `start` prints the endpoint URL (e.g. http://127.0.0.1:6385) as its last stdout line. Everything else goes to
+# stderr. Exit codes: 0 ok; 1 failure; 2 usage; `status` exits 3 when Ironic is not running.
+set -euo pipefail
+
+# Debian's interpreter: the python3 on PATH may be pyenv's, without Ironic's modules.
+PY=/usr/bin/python3
+PACKAGES=(ironic-api ironic-conductor python3-ironicclient python3-openstackclient socat ipmitool)
+
+log() { printf '[ironic-standalone] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
+
+missing_packages() {
+  local p
+  for p in "${PACKAGES[@]}"; do pkg_installed "$p" || echo "$p"; done
+}
+
+# ---------------------------------------------------------------------------------------------------- install
+cmd_install() {
+  local missing
+  missing=$(missing_packages | tr '\n' ' ')
+  if [[ -z "${missing// /}" && -x /usr/bin/ironic ]]; then
+    log "already installed"
+    return 0
+  fi
+  [[ $(id -u) -eq 0 ]] || die "installing needs root (missing: $missing)"
+  command -v apt-get >/dev/null || die "no apt-get: install by hand: $missing"
+  export DEBIAN_FRONTEND=noninteractive
+
+  local p need_update=0
+  for p in $missing; do
+    if ! apt-cache show "$p" >/dev/null 2>&1; then need_update=1; fi
+  done
+  if [[ $need_update -eq 1 ]]; then
+    log "apt-get update"
+    apt-get update -q >&2
+  fi
+
+  # Keep the packaged daemons from starting (they would take port 6385).
+  local created_policy=0
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    created_policy=1
+  fi
+  local rc=0
+  log "apt-get install $missing"
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $missing >&2 || rc=$?
+  if [[ $created_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+  [[ $rc -eq 0 ]] || die "apt-get install failed ($rc)"
+
+  # If a packaged service started anyway, stop it so port 6385 stays free.
+  local svc
+  for svc in ironic-api ironic-conductor; do
+    if command -v systemctl >/dev/null && systemctl is-active --quiet "$svc" 2>/dev/null; then
+      log "stopping packaged $svc (systemd)"
+      systemctl stop "$svc" >&2 || true
+      systemctl disable "$svc" >&2 2>/dev/null || true
+    elif [[ -x /etc/init.d/$svc ]] && /etc/init.d/"$svc" status >/dev/null 2>&1; then
+      log "stopping packaged $svc (init.d)"
+      /etc/init.d/"$svc" stop >&2 || true
+    fi
+  done
+  # Packaged daemons run from /usr/bin/ironic-api / ironic-conductor with the packaged config, never ours.
+  local pid
+  for pid in $(pgrep -f '/usr/bin/ironic-(api|conductor)' || true); do
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '/etc/ironic/'; then
+      log "killing packaged daemon pid $pid"
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+  [[ -x /usr/bin/ironic ]] || die "/usr/bin/ironic missing after install"
+  log "installed"
+}
+
+# ---------------------------------------------------------------------------------------------------- helpers
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+read_pid() {
+  local f=$1
+  [[ -s $f ]] || return 1
+  local pid
+  pid=$(tr -dc '0-9' <"$f")
+  [[ -n $pid ]] || return 1
+  echo "$pid"
+}
+
+# Is PID alive and an Ironic started with this data dir's config?
+is_our_ironic() {
+  local pid=$1 conf=$2
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$conf"
+}
+
+is_socat() {
+  local pid=$1
+  [[ -r /proc/$pid/comm ]] && [[ "$(cat "/proc/$pid/comm")" == socat ]]
+}
+
+http_probe() {
+  # Prints the HTTP status of GET URL (000 on connection failure) and the body to $2.
+  local url=$1 out=$2
+  shift 2
+  local code
+  code=$(curl -s -o "$out" -w '%{http_code}' --max-time 5 "$@" "$url" 2>/dev/null) || true
+  echo "${code:-000}"
+}
+
+# --------------------------------------------------------------------------------------------------- start
+cmd_start() {
+  [[ $# -ge 1 ]] || usage
+  local data
+  data=$(abs_dir "$1")
+  shift
+  local port=6385 auth=noauth user="" password="" console_ports="" fake_delays="" timeout=60
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      --port) port=${2:?}; shift 2 ;;
+      --auth) auth=${2:?}; shift 2 ;;
+      --user) user=${2:?}; shift 2 ;;
+      --password) password=${2:?}; shift 2 ;;
+      --console-ports) console_ports=${2:?}; shift 2 ;;
+      --fake-delays) fake_delays=${2:?}; shift 2 ;;
+      --timeout) timeout=${2:?}; shift 2 ;;
+      *) log "unknown option $1"; usage ;;
+    esac
+  done
+  [[ $port =~ ^[0-9]+$ ]] || die "bad --port $port"
+  case $auth in
+    noauth) ;;
+    http_basic) [[ -n $user && -n $password ]] || die "--auth http_basic needs --user and --password" ;;
+    *) die "bad --auth $auth (noauth | http_basic)" ;;
+  esac
+  # Console ports: a 100-port range per API port by default, so parallel instances rarely share one.
+  if [[ -z $console_ports ]]; then
+    local base=$((20000 + (port % 400) * 100))
+    console_ports="$base:$((base + 99))"
+  fi
+  [[ $console_ports =~ ^[0-9]+:[0-9]+$ ]] || die "bad --console-ports $console_ports (A:B)"
+  [[ -x /usr/bin/ironic ]] || die "Ironic is not installed: run '$0 install' first"
+
+  local conf=$data/ironic.conf
+  if pid=$(read_pid "$data/ironic.pid") && is_our_ironic "$pid" "$conf"; then
+    die "already running (pid $pid) for $data: stop it first"
+  fi
+
+  mkdir -p "$data/log" "$data/tmp" "$data/lock" "$data/etc/policy.d" "$data/console-pids"
+  : >"$data/etc/policy.yaml"
+  echo "$console_ports" >"$data/console-ports"
+
+  local auth_lines="auth_strategy = $auth"
+  if [[ $auth == http_basic ]]; then
+    local hash
+    if "$PY" -c 'import bcrypt' 2>/dev/null; then
+      hash=$(IRONIC_PW="$password" "$PY" -c \
+        'import bcrypt, os; print(bcrypt.hashpw(os.environ["IRONIC_PW"].encode(), bcrypt.gensalt()).decode())')
+    elif command -v htpasswd >/dev/null; then
+      hash=$(htpasswd -nbB "$user" "$password" | head -n1 | cut -d: -f2-)
+    else
+      die "no bcrypt: need Debian's python3-bcrypt (comes with ironic) or htpasswd from apache2-utils"
+    fi
+    printf '%s:%s\n' "$user" "$hash" >"$data/htpasswd"
+    chmod 600 "$data/htpasswd"
+    auth_lines+=$'\n'"http_basic_auth_user_file = $data/htpasswd"
+  fi
+
+  local fake_section=""
+  if [[ -n $fake_delays ]]; then
+    fake_section=$'\n[fake]'
+    local item
+    # Values may be "min,max": split only on commas that start a new "name=".
+    while IFS= read -r item; do
+      [[ -n $item ]] || continue
+      [[ $item =~ ^[a-z_]+_delay=[0-9.]+(,[0-9.]+)?$ ]] || die "bad --fake-delays entry '$item' (name_delay=SECONDS or name_delay=MIN,MAX)"
+      fake_section+=$'\n'"${item%%=*} = ${item#*=}"
+    done < <(printf '%s\n' "$fake_delays" | sed -E 's/,([a-z_]+_delay=)/\n\1/g')
+  fi
+
+  cat >"$conf" <<EOF
+# Written by scripts/ironic-standalone.sh: do not edit, it is rewritten on every start.
+[DEFAULT]
+$auth_lines
+rpc_transport = none
+host = localhost
+log_dir = $data/log
+tempdir = $data/tmp
+minimum_memory_warning_only = true
+graceful_shutdown_timeout = 10
+enabled_hardware_types = fake-hardware
+enabled_bios_interfaces = fake,no-bios
+enabled_boot_interfaces = fake
+enabled_console_interfaces = fake,no-console,ipmitool-socat
+enabled_deploy_interfaces = fake
+enabled_inspect_interfaces = fake,no-inspect
+enabled_management_interfaces = fake
+enabled_network_interfaces = noop
+enabled_power_interfaces = fake
+enabled_raid_interfaces = fake,no-raid
+enabled_rescue_interfaces = fake,no-rescue
+enabled_storage_interfaces = fake,noop
+enabled_vendor_interfaces = fake,no-vendor
+default_network_interface = noop
+default_storage_interface = noop
+
+[api]
+host_ip = 127.0.0.1
+port = $port
+api_workers = 1
+project_admin_can_manage_own_nodes = false
+
+[conductor]
+automated_clean = true
+
+[console]
+socat_address = 127.0.0.1
+port_range = $console_ports
+terminal_pid_dir = $data/console-pids
+
+[database]
+connection = sqlite:///$data/ironic.db
+
+[dhcp]
+dhcp_provider = none
+
+[oslo_concurrency]
+lock_path = $data/lock
+
+[oslo_policy]
+policy_file = $data/etc/policy.yaml
+policy_dirs = $data/etc/policy.d
+$fake_section
+EOF
+
+  if [[ ! -s $data/ironic.db ]]; then
+    log "creating schema"
+    /usr/bin/ironic-dbsync --config-file "$conf" create_schema >>"$data/log/dbsync.log" 2>&1 ||
+      { tail -n 40 "$data/log/dbsync.log" >&2; die "ironic-dbsync create_schema failed"; }
+  fi
+
+  local url="http://127.0.0.1:$port"
+  # Refuse to start on a port somebody else answers on (e.g. a packaged ironic-api on 6385).
+  if [[ "$(http_probe "$url/" /dev/null)" != 000 ]]; then
+    die "port $port is already answering HTTP: another Ironic? pick --port"
+  fi
+
+  # setsid: its own session, so a terminal's Ctrl-C or the caller's process group does not reach it.
+  setsid /usr/bin/ironic --config-file "$conf" </dev/null >>"$data/log/ironic.stdout.log" 2>&1 &
+  local pid=$!
+  echo "$pid" >"$data/ironic.pid"
+  echo "$url" >"$data/endpoint"
+  echo "$auth" >"$data/auth"
+
+  local curl_auth=()
+  [[ $auth == http_basic ]] && curl_auth=(-u "$user:$password")
+  local deadline=$((SECONDS + timeout)) body=$data/tmp/drivers.json code
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "ironic (pid $pid) exited during start; log tail:"
+      tail_logs "$data"
+      rm -f "$data/ironic.pid"
+      exit 1
+    fi
+    code=$(http_probe "$url/v1/drivers" "$body" "${curl_auth[@]}")
+    if [[ $code == 200 ]] && grep -q '"fake-hardware"' "$body"; then break; fi
+    if ((SECONDS >= deadline)); then
+      log "ironic did not list fake-hardware in ${timeout}s (last HTTP $code); log tail:"
+      tail_logs "$data"
+      stop_data_dir "$data"
+      exit 1
+    fi
+    sleep 0.2
+  done
+  log "ironic up (pid $pid, auth $auth, consoles $console_ports, data $data)"
+  echo "$url"
+}
+
+tail_logs() {
+  local data=$1 f
+  for f in "$data"/log/*.log; do
+    [[ -s $f ]] || continue
+    echo "---- $f" >&2
+    tail -n 40 "$f" >&2
+  done
+}
+
+# ---------------------------------------------------------------------------------------------------- stop
+# socat processes serving this data dir's consoles: pid files Ironic wrote, Ironic's own children, and any
+# orphaned socat listening on this data dir's console port range.
+console_socat_pids() {
+  local data=$1 ironic_pid=${2:-} f pid
+  {
+    for f in "$data"/console-pids/*.pid "$data"/tmp/*.pid; do
+      [[ -e $f ]] || continue
+      pid=$(read_pid "$f") || continue
+      is_socat "$pid" && echo "$pid"
+    done
+    if [[ -n $ironic_pid ]]; then
+      pgrep -P "$ironic_pid" -x socat || true
+    fi
+    local range lo hi args p
+    range=$(cat "$data/console-ports" 2>/dev/null || true)
+    if [[ $range =~ ^([0-9]+):([0-9]+)$ ]]; then
+      lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
+      for pid in $(pgrep -x socat || true); do
+        # Only orphans (re-parented to init) whose listen port lies in our range and that run ipmitool.
+        [[ "$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')" == 1 ]] || continue
+        args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+        [[ $args == *ipmitool* ]] || continue
+        if [[ $args =~ TCP4?-LISTEN:([0-9]+) ]]; then
+          p=${BASH_REMATCH[1]}
+          ((p >= lo && p <= hi)) && echo "$pid"
+        fi
+      done
+    fi
+  } | sort -u
+}
+
+stop_data_dir() {
+  local data=$1 conf=$1/ironic.conf pid="" socats
+  if pid=$(read_pid "$data/ironic.pid") && is_our_ironic "$pid" "$conf"; then :; else pid=""; fi
+  socats=$(console_socat_pids "$data" "$pid")
+  if [[ -n $pid ]]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    local i
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "ironic (pid $pid) still running after 10 s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    log "ironic (pid $pid) stopped"
+  else
+    log "ironic not running for $data"
+  fi
+  # Ironic may have started more consoles before it stopped; look again.
+  socats=$(printf '%s\n%s\n' "$socats" "$(console_socat_pids "$data")" | grep -E '^[0-9]+$' | sort -u || true)
+  local s
+  for s in $socats; do
+    is_socat "$s" || continue
+    log "stopping console socat pid $s"
+    kill -TERM "$s" 2>/dev/null || true
+  done
+  sleep 0.2
+  for s in $socats; do is_socat "$s" && kill -KILL "$s" 2>/dev/null || true; done
+  rm -f "$data/ironic.pid"
+}
+
+cmd_stop() {
+  [[ $# -eq 1 ]] || usage
+  [[ -d $1 ]] || die "no such data dir $1"
+  stop_data_dir "$(cd "$1" && pwd)"
+}
+
+cmd_status() {
+  [[ $# -eq 1 ]] || usage
+  [[ -d $1 ]] || { echo "stopped"; exit 3; }
+  local data pid
+  data=$(cd "$1" && pwd)
+  if pid=$(read_pid "$data/ironic.pid") && is_our_ironic "$pid" "$data/ironic.conf"; then
+    echo "running pid=$pid url=$(cat "$data/endpoint" 2>/dev/null) auth=$(cat "$data/auth" 2>/dev/null)"
+  else
+    echo "stopped"
+    exit 3
+  fi
+}
+
+[[ $# -ge 1 ]] || usage
+command=$1
+shift
+case $command in
+  install) cmd_install "$@" ;;
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  status) cmd_status "$@" ;;
+  -h | --help | help) usage ;;
+  *) log "unknown command $command"; usage ;;
+esac
