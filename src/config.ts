@@ -15,6 +15,8 @@ export interface Config {
   /** Raw JSON of LEASEHOLD_SIMULATED_NODES; null means the built-in demo inventory. */
   readonly simulatedNodesJson: string | null;
   readonly simulatedTimingsJson: string | null;
+  /** Where and how to reach Ironic; set when `driver` is `ironic`, null otherwise. */
+  readonly ironic: IronicConfig | null;
   readonly adminToken: string | null;
   readonly syncIntervalMs: number;
   /** Kept free after every lease so the node can be cleaned before the next one (0 allowed). */
@@ -28,6 +30,17 @@ export interface Config {
   readonly logLevel: string;
   /** Public base URL, for links in responses; derived from the listening address when unset. */
   readonly publicUrl: string | null;
+}
+
+export interface IronicConfig {
+  /** Ironic's API root, e.g. `http://127.0.0.1:6385`. */
+  readonly url: string;
+  readonly auth:
+    | { readonly type: 'none' }
+    | { readonly type: 'http_basic'; readonly username: string; readonly password: string }
+    | { readonly type: 'token'; readonly token: string };
+  /** Per HTTP request. */
+  readonly timeoutMs: number;
 }
 
 export interface ServeFlags {
@@ -59,6 +72,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     driver,
     simulatedNodesJson: env.LEASEHOLD_SIMULATED_NODES?.trim() || null,
     simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
+    ironic: driver === 'ironic' ? ironicConfig(env) : null,
     adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
@@ -69,6 +83,34 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
     publicUrl: env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null,
   };
+}
+
+function ironicConfig(env: Env): IronicConfig {
+  const url = env.IRONIC_URL?.trim();
+  if (!url) throw configError('IRONIC_URL', "is required with LEASEHOLD_DRIVER=ironic: Ironic's API root, e.g. http://127.0.0.1:6385");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw configError('IRONIC_URL', `is not a URL: ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw configError('IRONIC_URL', 'must be http(s)');
+  if (parsed.username || parsed.password) throw configError('IRONIC_URL', 'must not carry credentials: use IRONIC_AUTH_TYPE=http_basic');
+  const type = env.IRONIC_AUTH_TYPE?.trim() || 'none';
+  const required = (name: string) => {
+    const value = env[name];
+    if (!value) throw configError(name, `is required with IRONIC_AUTH_TYPE=${type}`);
+    return value;
+  };
+  let auth: IronicConfig['auth'];
+  if (type === 'none') auth = { type };
+  else if (type === 'http_basic') {
+    const username = required('IRONIC_USERNAME').trim();
+    if (username.includes(':')) throw configError('IRONIC_USERNAME', 'must not contain ":" (HTTP basic auth)');
+    auth = { type, username, password: required('IRONIC_PASSWORD') };
+  } else if (type === 'token') auth = { type, token: required('IRONIC_TOKEN').trim() };
+  else throw configError('IRONIC_AUTH_TYPE', `must be "none", "http_basic" or "token", not ${JSON.stringify(type)}`);
+  return { url, auth, timeoutMs: durationVar(env, 'IRONIC_TIMEOUT', '30s') };
 }
 
 function webhookUrl(value: string | null): string | null {

@@ -3,6 +3,7 @@ import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
 import type { HardwareDriver } from './hardware-driver.js';
+import { IronicDriver } from './ironic/ironic-driver.js';
 import { demoInventory } from './simulated/demo-inventory.js';
 import { parseInventory } from './simulated/parse-inventory.js';
 import { parseTimings } from './simulated/parse-timings.js';
@@ -20,10 +21,14 @@ export function createDriver(config: Config, deps: { readonly clock: Clock; read
       );
       return new SimulatedDriver({ nodes, timings, clock: deps.clock });
     }
-    case 'ironic':
-      throw new InvalidRequestError(
-        'LEASEHOLD_DRIVER=ironic: the Ironic driver is not part of this build yet; use LEASEHOLD_DRIVER=simulated',
-        { details: { variable: 'LEASEHOLD_DRIVER' } },
-      );
+    case 'ironic': {
+      const ironic = config.ironic;
+      if (!ironic) {
+        throw new InvalidRequestError('IRONIC_URL is required with LEASEHOLD_DRIVER=ironic', { details: { variable: 'IRONIC_URL' } });
+      }
+      // The URL and auth type only: credentials never reach the logs.
+      deps.logger.info({ url: ironic.url, auth: ironic.auth.type, timeoutMs: ironic.timeoutMs }, 'ironic hardware driver');
+      return new IronicDriver({ url: ironic.url, auth: ironic.auth, timeoutMs: ironic.timeoutMs, clock: deps.clock, logger: deps.logger });
+    }
   }
 }

@@ -41,4 +41,35 @@ describe('configuration', () => {
     expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'https://hooks.example/lh' })).toThrow(/LEASEHOLD_WEBHOOK_SECRET/);
     expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'ftp://x', LEASEHOLD_WEBHOOK_SECRET: 's' })).toThrow(/http/);
   });
+
+  it('reads the Ironic block only with the ironic driver', () => {
+    expect(loadConfig({}).ironic).toBeNull();
+    expect(loadConfig({ LEASEHOLD_DRIVER: 'ironic', IRONIC_URL: 'http://127.0.0.1:6385' }).ironic).toEqual({
+      url: 'http://127.0.0.1:6385',
+      auth: { type: 'none' },
+      timeoutMs: 30_000,
+    });
+    const basic = { LEASEHOLD_DRIVER: 'ironic', IRONIC_URL: 'https://ironic.example:6385', IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: 'lh', IRONIC_PASSWORD: 'pw', IRONIC_TIMEOUT: '5s' };
+    expect(loadConfig(basic).ironic).toEqual({
+      url: 'https://ironic.example:6385',
+      auth: { type: 'http_basic', username: 'lh', password: 'pw' },
+      timeoutMs: 5_000,
+    });
+    const token = { LEASEHOLD_DRIVER: 'ironic', IRONIC_URL: 'http://i:6385', IRONIC_AUTH_TYPE: 'token', IRONIC_TOKEN: 'tok' };
+    expect(loadConfig(token).ironic?.auth).toEqual({ type: 'token', token: 'tok' });
+  });
+
+  it('names the Ironic variable that is missing or wrong', () => {
+    const ironic = { LEASEHOLD_DRIVER: 'ironic', IRONIC_URL: 'http://127.0.0.1:6385' };
+    expect(() => loadConfig({ LEASEHOLD_DRIVER: 'ironic' })).toThrow(/IRONIC_URL/);
+    expect(() => loadConfig({ ...ironic, IRONIC_URL: 'not a url' })).toThrow(/IRONIC_URL/);
+    expect(() => loadConfig({ ...ironic, IRONIC_URL: 'ftp://ironic' })).toThrow(/IRONIC_URL/);
+    expect(() => loadConfig({ ...ironic, IRONIC_URL: 'http://u:p@ironic:6385' })).toThrow(/IRONIC_URL/);
+    expect(() => loadConfig({ ...ironic, IRONIC_AUTH_TYPE: 'keystone' })).toThrow(/IRONIC_AUTH_TYPE/);
+    expect(() => loadConfig({ ...ironic, IRONIC_AUTH_TYPE: 'http_basic', IRONIC_PASSWORD: 'pw' })).toThrow(/IRONIC_USERNAME/);
+    expect(() => loadConfig({ ...ironic, IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: 'lh' })).toThrow(/IRONIC_PASSWORD/);
+    expect(() => loadConfig({ ...ironic, IRONIC_AUTH_TYPE: 'token' })).toThrow(/IRONIC_TOKEN/);
+    expect(() => loadConfig({ ...ironic, IRONIC_TIMEOUT: 'soon' })).toThrow(/IRONIC_TIMEOUT/);
+    expect(() => loadConfig({ ...ironic, IRONIC_TIMEOUT: '0s' })).toThrow(/IRONIC_TIMEOUT/);
+  });
 });

@@ -1,0 +1,251 @@
+import type { Clock } from '../../domain/clock.js';
+import { BackendUnavailableError, InvalidRequestError, isLeaseholdError } from '../../domain/errors.js';
+import type { Logger } from '../../logger.js';
+import { errorForStatus, faultstring, isNodeLocked } from './ironic-errors.js';
+import type { FailureContext } from './ironic-errors.js';
+import { VERSION_HEADER, chooseMicroversion, serverVersions } from './microversion.js';
+import { dropSecrets } from './to-driver-node.js';
+
+export type IronicAuth =
+  | { readonly type: 'none' }
+  | { readonly type: 'http_basic'; readonly username: string; readonly password: string }
+  | { readonly type: 'token'; readonly token: string };
+
+export interface RetryPolicy {
+  /** Tries per call, the first included (1 = no retry). */
+  readonly attempts: number;
+  /** First delay; doubled after each attempt, capped at `maxMs`. */
+  readonly baseMs: number;
+  readonly maxMs: number;
+}
+
+export interface IronicClientOptions {
+  /** Ironic's API root, e.g. `http://127.0.0.1:6385` (a trailing `/v1` is accepted and dropped). */
+  readonly url: string;
+  readonly auth: IronicAuth;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Per HTTP request (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly retry?: RetryPolicy;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 200, maxMs: 3_000 };
+
+export interface RequestOptions extends Omit<FailureContext, 'method' | 'path'> {
+  readonly query?: Readonly<Record<string, string>>;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** The version document (`GET /`): sent before a microversion is known. */
+  readonly unversioned?: boolean;
+}
+
+export interface IronicResponse {
+  readonly status: number;
+  /** Parsed JSON with driver_info and other secret-bearing keys removed; null for an empty body. */
+  readonly body: unknown;
+  readonly headers: Headers;
+}
+
+type Attempt =
+  | { readonly kind: 'response'; readonly status: number; readonly text: string; readonly headers: Headers }
+  | { readonly kind: 'network'; readonly reason: string };
+
+/**
+ * HTTP to Ironic: negotiates the microversion once (lazily, cached; a failure is retried on the next call),
+ * sends it and the credentials with every request, times each request out, retries what is transient (409 node
+ * locked, 503, connection errors) with exponential backoff on the injected clock, and turns the rest into domain
+ * errors. Credentials and request bodies are never logged; `driver_info` is dropped from every answer.
+ */
+export class IronicClient {
+  readonly baseUrl: string;
+  private readonly auth: IronicAuth;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy;
+  private readonly closing = new AbortController();
+  private version: Promise<string> | null = null;
+
+  constructor(options: IronicClientOptions) {
+    this.baseUrl = normalizeUrl(options.url);
+    this.auth = validateAuth(options.auth);
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new InvalidRequestError('Ironic timeout must be a positive number of milliseconds');
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    if (!Number.isInteger(this.retry.attempts) || this.retry.attempts < 1 || this.retry.baseMs < 0 || this.retry.maxMs < 0) {
+      throw new InvalidRequestError('Ironic retry policy: attempts must be an integer ≥ 1 and delays ≥ 0');
+    }
+  }
+
+  /** The negotiated microversion (negotiating on first use). */
+  microversion(): Promise<string> {
+    if (!this.version) {
+      const pending = this.negotiate();
+      this.version = pending;
+      pending.catch(() => {
+        if (this.version === pending) this.version = null;
+      });
+    }
+    return this.version;
+  }
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<IronicResponse> {
+    this.assertOpen();
+    const version = options.unversioned ? null : await this.microversion();
+    const url = this.baseUrl + path + query(options.query);
+    const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
+    if (version) headers[VERSION_HEADER] = version;
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const ctx: FailureContext = { method, path, nodeId: options.nodeId, transition: options.transition };
+
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.once(method, url, headers, body, path);
+      if (result.kind === 'response' && result.status < 400) {
+        return { status: result.status, body: parseBody(result.text, ctx), headers: result.headers };
+      }
+      const fault = result.kind === 'response' ? faultstring(result.text) : null;
+      const transient =
+        result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
+      if (transient && attempt < this.retry.attempts) {
+        const delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
+        this.logger.debug(
+          { method, path, attempt, delayMs: delay, ...(result.kind === 'response' ? { status: result.status } : { error: result.reason }) },
+          'ironic request will be retried',
+        );
+        await this.sleep(delay);
+        continue;
+      }
+      if (result.kind === 'network') {
+        throw new BackendUnavailableError(`Ironic at ${this.baseUrl} is unreachable (${method} ${path}: ${result.reason})`, {
+          details: { url: this.baseUrl, attempts: attempt },
+        });
+      }
+      const error = errorForStatus(result.status, fault, ctx);
+      this.logger.debug({ method, path, status: result.status, code: error.code }, 'ironic request failed');
+      throw error;
+    }
+  }
+
+  /** Aborts every request in flight and every retry wait; later calls fail with BackendUnavailableError. */
+  close(): void {
+    this.closing.abort(new BackendUnavailableError('the Ironic driver is closed'));
+  }
+
+  private async negotiate(): Promise<string> {
+    const root = await this.request('GET', '/', { unversioned: true });
+    const versions = serverVersions(root.body, root.headers);
+    if (!versions) {
+      throw new BackendUnavailableError(
+        `${this.baseUrl} did not list Ironic API versions (GET / answered without them): is IRONIC_URL Ironic's API root?`,
+        { details: { url: this.baseUrl } },
+      );
+    }
+    const chosen = chooseMicroversion(versions, this.baseUrl);
+    this.logger.info({ url: this.baseUrl, microversion: chosen }, 'ironic API microversion negotiated');
+    return chosen;
+  }
+
+  private async once(method: string, url: string, headers: Record<string, string>, body: string | undefined, path: string): Promise<Attempt> {
+    this.assertOpen();
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = AbortSignal.any([timeout, this.closing.signal]);
+    try {
+      const res = await fetch(url, { method, headers, body, signal, redirect: 'error' });
+      const text = await res.text();
+      return { kind: 'response', status: res.status, text, headers: res.headers };
+    } catch (err) {
+      if (this.closing.signal.aborted) throw this.closing.signal.reason;
+      if (timeout.aborted) {
+        throw new BackendUnavailableError(`Ironic did not answer ${method} ${path} within ${this.timeoutMs} ms`, {
+          details: { url: this.baseUrl, timeoutMs: this.timeoutMs },
+        });
+      }
+      return { kind: 'network', reason: networkReason(err) };
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    try {
+      await this.clock.sleep(ms, this.closing.signal);
+    } catch (err) {
+      throw isLeaseholdError(err) ? err : new BackendUnavailableError('the Ironic driver is closed');
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closing.signal.aborted) throw new BackendUnavailableError('the Ironic driver is closed');
+  }
+
+  private authHeaders(): Record<string, string> {
+    switch (this.auth.type) {
+      case 'none':
+        return {};
+      case 'http_basic':
+        return { Authorization: `Basic ${Buffer.from(`${this.auth.username}:${this.auth.password}`).toString('base64')}` };
+      case 'token':
+        return { 'X-Auth-Token': this.auth.token };
+    }
+  }
+}
+
+function normalizeUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidRequestError(`Ironic URL is not a URL: ${JSON.stringify(value)}`, { details: { variable: 'IRONIC_URL' } });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InvalidRequestError('Ironic URL must be http(s)', { details: { variable: 'IRONIC_URL' } });
+  }
+  if (url.username || url.password) {
+    throw new InvalidRequestError('Ironic URL must not carry credentials: use IRONIC_AUTH_TYPE=http_basic', { details: { variable: 'IRONIC_URL' } });
+  }
+  url.search = '';
+  url.hash = '';
+  return url.toString().replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+function validateAuth(auth: IronicAuth): IronicAuth {
+  const fail = (message: string) => new InvalidRequestError(message, { details: { variable: 'IRONIC_AUTH_TYPE' } });
+  switch (auth?.type) {
+    case 'none':
+      return auth;
+    case 'http_basic':
+      if (!auth.username || auth.username.includes(':')) throw fail('Ironic http_basic auth needs a username without ":"');
+      if (typeof auth.password !== 'string' || auth.password === '') throw fail('Ironic http_basic auth needs a password');
+      return auth;
+    case 'token':
+      if (!auth.token) throw fail('Ironic token auth needs a token');
+      return auth;
+    default:
+      throw fail('Ironic auth type must be none, http_basic or token');
+  }
+}
+
+function query(params: Readonly<Record<string, string>> | undefined): string {
+  if (!params || Object.keys(params).length === 0) return '';
+  return `?${new URLSearchParams(params).toString()}`;
+}
+
+function parseBody(text: string, ctx: FailureContext): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return dropSecrets(JSON.parse(text));
+  } catch {
+    throw new BackendUnavailableError(`Ironic answered ${ctx.method} ${ctx.path} with something that is not JSON`);
+  }
+}
+
+/** `fetch failed` hides the reason in `cause` (ECONNREFUSED, ECONNRESET, ENOTFOUND, ...). */
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
