@@ -64,6 +64,7 @@ function rawNode(n: number, over: Partial<RawNode> = {}): RawNode {
     last_error: null,
     console_enabled: false,
     reservation: null,
+    created_at: '2026-11-20T06:00:00+00:00',
     updated_at: '2026-11-21T06:00:00.123456+00:00',
     driver: 'fake-hardware',
     driver_info: { ipmi_address: '192.0.2.1', ipmi_username: 'admin', ipmi_password: SECRET },
@@ -136,6 +137,14 @@ class FakeIronic {
   }
 
   private route(req: Recorded, res: ServerResponse): void {
+    try {
+      this.routeOrThrow(req, res);
+    } catch (err) {
+      this.error(res, 400, (err as Error).message);
+    }
+  }
+
+  private routeOrThrow(req: Recorded, res: ServerResponse): void {
     const send = (status: number, body?: unknown) => {
       res.writeHead(status, {
         'Content-Type': 'application/json',
@@ -194,7 +203,11 @@ class FakeIronic {
 
   private view(node: RawNode, fields: string | null): Record<string, unknown> {
     if (!fields || this.leakDriverInfo) return structuredClone(node);
-    return Object.fromEntries(fields.split(',').map((f) => [f, structuredClone(node[f])]));
+    const asked = fields.split(',');
+    const invalid = asked.find((f) => !(f in node) || f === 'updated_at' || f === 'created_at');
+    if (invalid) throw new Error(`Field ${invalid} is not a valid field.`);
+    // Like Ironic's object_to_dict: uuid, created_at and updated_at come whatever `fields` says.
+    return Object.fromEntries(['uuid', 'created_at', 'updated_at', ...asked].map((f) => [f, structuredClone(node[f])]));
   }
 
   private error(res: ServerResponse, status: number, fault: string): void {

@@ -5,7 +5,8 @@ import type { DriverNode } from '../hardware-driver.js';
 /**
  * The node fields Leasehold reads, requested with `?fields=` so Ironic never sends `driver_info` (BMC
  * credentials), `instance_info` or `driver_internal_info`. `traits` needs 1.37 and `lessee` 1.65: always
- * available at the microversions this driver accepts.
+ * available at the microversions this driver accepts. `updated_at` (like `uuid` and `created_at`) comes with
+ * every node whatever `fields` says, and Ironic refuses it in `fields` ("Field updated_at is not a valid field").
  */
 export const NODE_FIELDS = [
   'uuid',
@@ -25,7 +26,6 @@ export const NODE_FIELDS = [
   'last_error',
   'console_enabled',
   'reservation',
-  'updated_at',
 ] as const;
 
 /** Keys dropped from every Ironic answer as soon as it is parsed, whatever was asked. */
