@@ -15,7 +15,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -226,6 +226,49 @@ function installExitHook(): void {
   });
 }
 
+const DATA_DIR_PREFIX = 'leasehold-ironic-';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+let reaped: Promise<void> | undefined;
+
+/**
+ * Stops Ironics that earlier test processes started and could not stop (killed by a timeout, SIGKILL): every
+ * data dir records the pid of the test process that owns it; dirs whose owner is gone are stopped and removed.
+ * Instances of live test processes (other workers, other runs) are left alone.
+ */
+export function reapStaleIronics(): Promise<void> {
+  reaped ??= (async () => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(tmpdir()).filter((n) => n.startsWith(DATA_DIR_PREFIX));
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const dir = join(tmpdir(), name);
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8').trim());
+      } catch {
+        continue; // not ours to judge (no owner recorded yet: maybe being created right now)
+      }
+      if (!owner || processAlive(owner)) continue;
+      process.stderr.write(`[ironic] reaping a stale Ironic in ${dir} (owner pid ${owner} is gone)\n`);
+      await runScript(['stop', dir], 60_000);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  })();
+  return reaped;
+}
+
 // ------------------------------------------------------------------------------------------------ start
 
 export interface StartIronicOptions {
@@ -242,6 +285,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
   const avail = ironicAvailable();
   if (!avail.ok) throw new Error(`cannot start Ironic: ${avail.reason}`);
   const installMs = await ensureIronicInstalled();
+  await reapStaleIronics();
 
   const authMode = options.auth ?? 'noauth';
   const auth =
@@ -252,7 +296,8 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
   let lastError = '';
   for (let attempt = 0; attempt < (options.port ? 1 : 3); attempt++) {
     const port = options.port ?? (await freePort());
-    const dataDir = mkdtempSync(join(tmpdir(), 'leasehold-ironic-'));
+    const dataDir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
+    writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
     const args = ['start', dataDir, '--port', String(port), '--auth', authMode];
     if (auth) args.push('--user', auth.user, '--password', auth.password);
     if (options.fakeDelays) args.push('--fake-delays', options.fakeDelays);
