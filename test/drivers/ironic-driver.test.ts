@@ -161,6 +161,9 @@ class FakeIronic {
           : {}),
       });
     }
+    if (req.method === 'GET' && req.path === '/v1') {
+      return send(200, { id: 'v1', version: { id: 'v1', status: 'CURRENT', min_version: this.versions.min, version: this.versions.max } });
+    }
     if (req.method === 'GET' && req.path === '/v1/drivers') return send(200, { drivers: [{ name: 'fake-hardware' }] });
     if (req.method === 'GET' && req.path === '/v1/nodes') {
       const all = [...this.nodes.values()].sort((a, b) => a.uuid.localeCompare(b.uuid));
@@ -285,6 +288,25 @@ describe('IronicDriver against a fake Ironic', () => {
     await driver.ping();
     expect(fake.requestsTo('GET', '/v1/drivers')).toHaveLength(1);
     expect(fake.requests.at(-1)?.headers['x-openstack-ironic-api-version']).toBe('1.80');
+  });
+
+  it('falls back to GET /v1 when GET / is not Ironic (a proxy forwarding /v1 only)', async () => {
+    await startFake();
+    fake.versions = { min: '1.1', max: '1.75' };
+    fake.script((r) => r.path === '/', 404, { fault: 'no such path' });
+    const driver = driverFor();
+    await driver.getNode(uuid(1));
+    expect(fake.requests.map((r) => r.path).slice(0, 3)).toEqual(['/', '/v1', `/v1/nodes/${uuid(1)}`]);
+    expect(fake.requests.at(-1)?.headers['x-openstack-ironic-api-version']).toBe('1.75');
+  });
+
+  it('is BackendUnavailableError when Ironic refuses the credentials', async () => {
+    await startFake();
+    fake.script((r) => r.path !== '/', 401, { fault: 'Unauthorized', times: Infinity });
+    const err = await driverFor({ auth: { type: 'token', token: 'stale' } }).ping().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BackendUnavailableError);
+    expect((err as Error).message).toMatch(/credentials/);
+    expect((err as Error).message).not.toContain('stale');
   });
 
   it('lists every page, following the next links on the configured URL', async () => {

@@ -1,9 +1,10 @@
 import type { Clock } from '../../domain/clock.js';
-import { BackendUnavailableError, InvalidRequestError, isLeaseholdError } from '../../domain/errors.js';
+import { BackendUnavailableError, InvalidRequestError, LeaseholdError, isLeaseholdError } from '../../domain/errors.js';
 import type { Logger } from '../../logger.js';
 import { errorForStatus, faultstring, isNodeLocked } from './ironic-errors.js';
 import type { FailureContext } from './ironic-errors.js';
 import { VERSION_HEADER, chooseMicroversion, serverVersions } from './microversion.js';
+import type { ServerVersions } from './microversion.js';
 import { dropSecrets } from './to-driver-node.js';
 
 export type IronicAuth =
@@ -137,8 +138,24 @@ export class IronicClient {
   }
 
   private async negotiate(): Promise<string> {
-    const root = await this.request('GET', '/', { unversioned: true });
-    const versions = serverVersions(root.body, root.headers);
+    // `GET /` lists the versions; behind a proxy that only forwards `/v1`, `GET /v1` (and its headers) says it too.
+    let versions: ServerVersions | null = null;
+    let rootError: unknown = null;
+    try {
+      const root = await this.request('GET', '/', { unversioned: true });
+      versions = serverVersions(root.body, root.headers);
+    } catch (err) {
+      // Unreachable, timed out, closed: `/v1` would fare no better. An HTTP answer (404 from a proxy...): try it.
+      const status = err instanceof LeaseholdError ? err.details.ironic_status : undefined;
+      if (typeof status !== 'number' || status === 503) throw err;
+      rootError = err;
+    }
+    if (!versions) {
+      const v1 = await this.request('GET', '/v1', { unversioned: true }).catch((err: unknown) => {
+        throw rootError ?? err;
+      });
+      versions = serverVersions(v1.body, v1.headers);
+    }
     if (!versions) {
       throw new BackendUnavailableError(
         `${this.baseUrl} did not list Ironic API versions (GET / answered without them): is IRONIC_URL Ironic's API root?`,

@@ -38,7 +38,8 @@ export function serverVersions(body: unknown, headers: Headers): ServerVersions 
   const candidates: unknown[] = [
     ...entries.filter((e) => (e as { id?: unknown } | null)?.id === 'v1'),
     (body as { default_version?: unknown } | null)?.default_version,
-    body, // `GET /v1` answers with the version fields at the top level in some releases
+    (body as { version?: unknown } | null)?.version, // `GET /v1`: {"id": "v1", "version": {...}, ...}
+    body,
   ];
   for (const c of candidates) {
     const entry = c as { version?: unknown; min_version?: unknown } | null | undefined;
