@@ -116,3 +116,12 @@ export function isConnectionError(err: unknown): boolean {
   }
   return false;
 }
+
+/** Runs `fn`, turning database errors into the domain's: every store method goes through it. */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw translateDbError(err);
+  }
+}

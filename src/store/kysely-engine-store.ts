@@ -3,7 +3,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Database } from './database.js';
-import { translateDbError } from './db-errors.js';
+import { guarded } from './db-errors.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask } from './engine-store.js';
 import { allocationContext } from './queries/engine-allocation-context.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
@@ -20,11 +20,11 @@ export class KyselyEngineStore implements EngineStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]> {
-    return this.guard(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs));
+    return guarded(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs));
   }
 
   completeTask(id: string, now: Date): Promise<void> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('task', id);
       await this.db
         .updateTable('lease_tasks')
@@ -36,7 +36,7 @@ export class KyselyEngineStore implements EngineStore {
   }
 
   retryTask(id: string, dueAt: Date, error: string | null, _now: Date): Promise<void> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('task', id);
       await this.db
         .updateTable('lease_tasks')
@@ -54,7 +54,7 @@ export class KyselyEngineStore implements EngineStore {
   }
 
   releaseAllClaims(): Promise<number> {
-    return this.guard(async () => {
+    return guarded(async () => {
       const rows = await this.db
         .updateTable('lease_tasks')
         .set({ locked_by: null, locked_until: null })
@@ -67,19 +67,19 @@ export class KyselyEngineStore implements EngineStore {
   }
 
   nextDueAt(): Promise<Date | null> {
-    return this.guard(() => nextDueAt(this.db));
+    return guarded(() => nextDueAt(this.db));
   }
 
   getAllocationContext(allocationId: string): Promise<AllocationContext | null> {
-    return this.guard(async () => (isUuid(allocationId) ? allocationContext(this.db, allocationId) : null));
+    return guarded(async () => (isUuid(allocationId) ? allocationContext(this.db, allocationId) : null));
   }
 
   updateAllocation(id: string, patch: AllocationPatch, now: Date, events: readonly NewAuditEvent[] = []): Promise<void> {
-    return this.guard(() => updateAllocation(this.db, id, patch, now, events));
+    return guarded(() => updateAllocation(this.db, id, patch, now, events));
   }
 
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void> {
-    return this.guard(async () => {
+    return guarded(async () => {
       const result = await this.db
         .updateTable('nodes')
         // A node already quarantined keeps the time it was first quarantined; the reason is the latest.
@@ -88,13 +88,5 @@ export class KyselyEngineStore implements EngineStore {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) throw new NotFoundError('node', nodeId);
     });
-  }
-
-  private async guard<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw translateDbError(err);
-    }
   }
 }

@@ -3,7 +3,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { AuditEvent, Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Database } from './database.js';
-import { translateDbError } from './db-errors.js';
+import { guarded as guard } from './db-errors.js';
 import { keysetPage } from './keyset-page.js';
 import { loadLeases, selectOffers, toEvent, toOffer, type EventRow } from './leasing-rows.js';
 import type {
@@ -264,13 +264,5 @@ export class KyselyLeasingStore implements LeasingStore {
       const items = rows.slice(0, page.limit).map(toEvent);
       return { items, nextMarker: rows.length > page.limit ? items[items.length - 1]!.seq : null };
     });
-  }
-}
-
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw translateDbError(err);
   }
 }

@@ -4,7 +4,7 @@ import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
-import { translateDbError } from './db-errors.js';
+import { guarded } from './db-errors.js';
 import type { EngineStore } from './engine-store.js';
 import { keysetPage } from './keyset-page.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
@@ -53,7 +53,7 @@ export class KyselyStore implements Store {
   }
 
   ping(): Promise<void> {
-    return this.guard(async () => {
+    return guarded(async () => {
       await sql`select 1`.execute(this.db);
     });
   }
@@ -65,7 +65,7 @@ export class KyselyStore implements Store {
   }
 
   createProject(input: NewProject, now: Date): Promise<Project> {
-    return this.guard(async () => {
+    return guarded(async () => {
       const row = await this.db
         .insertInto('projects')
         .values({
@@ -82,7 +82,7 @@ export class KyselyStore implements Store {
   }
 
   findProject(idOrName: string): Promise<Project | null> {
-    return this.guard(async () => {
+    return guarded(async () => {
       // By id first: a project named like another project's id must not shadow that project.
       if (isUuid(idOrName)) {
         const byId = await this.db.selectFrom('projects').selectAll().where('id', '=', idOrName).executeTakeFirst();
@@ -94,7 +94,7 @@ export class KyselyStore implements Store {
   }
 
   listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>> {
-    return this.guard(async () => {
+    return guarded(async () => {
       let query = this.db.selectFrom('projects').selectAll();
       if (filter.ids !== undefined) {
         const ids = filter.ids.filter(isUuid);
@@ -107,7 +107,7 @@ export class KyselyStore implements Store {
   }
 
   updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('project', id);
       const row = await this.db
         .updateTable('projects')
@@ -126,7 +126,7 @@ export class KyselyStore implements Store {
   }
 
   createUser(input: NewUser, now: Date): Promise<User> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (input.project_id === null && input.role !== 'admin') {
         throw new InvalidRequestError(`a ${input.role} must belong to a project`, { details: { field: 'project_id' } });
       }
@@ -141,7 +141,7 @@ export class KyselyStore implements Store {
   }
 
   getUser(id: string): Promise<User | null> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) return null;
       const row = await this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
       return row ? toUser(row) : null;
@@ -149,7 +149,7 @@ export class KyselyStore implements Store {
   }
 
   listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>> {
-    return this.guard(async () => {
+    return guarded(async () => {
       let query = this.db.selectFrom('users').selectAll();
       if (filter.project_id !== undefined) {
         query = isUuid(filter.project_id) ? query.where('project_id', '=', filter.project_id) : query.where(sql<boolean>`false`);
@@ -160,7 +160,7 @@ export class KyselyStore implements Store {
   }
 
   createToken(input: NewToken, now: Date): Promise<ApiToken> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(input.user_id)) throw new NotFoundError('user', input.user_id);
       const row = await this.db
         .insertInto('api_tokens')
@@ -179,7 +179,7 @@ export class KyselyStore implements Store {
   }
 
   getToken(id: string): Promise<ApiToken | null> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) return null;
       const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
       return row ? toToken(row) : null;
@@ -190,7 +190,7 @@ export class KyselyStore implements Store {
     filter: { readonly user_id?: string; readonly project_id?: string },
     page: PageRequest,
   ): Promise<Page<ApiToken>> {
-    return this.guard(async () => {
+    return guarded(async () => {
       let query = this.db.selectFrom('api_tokens as t').selectAll('t');
       const ids = [filter.user_id, filter.project_id].filter((id): id is string => id !== undefined);
       if (!ids.every(isUuid)) {
@@ -214,7 +214,7 @@ export class KyselyStore implements Store {
   }
 
   revokeToken(id: string, now: Date): Promise<ApiToken> {
-    return this.guard(async () => {
+    return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('token', id);
       const row = await this.db
         .updateTable('api_tokens')
@@ -229,22 +229,22 @@ export class KyselyStore implements Store {
   }
 
   authenticate(tokenHash: string, now: Date): Promise<Principal | null> {
-    return this.guard(() => authenticate(this.db, tokenHash, now));
+    return guarded(() => authenticate(this.db, tokenHash, now));
   }
 
   bootstrapAdmin(
     input: { readonly userName: string; readonly token: Omit<NewToken, 'user_id'> },
     now: Date,
   ): Promise<boolean> {
-    return this.guard(() => bootstrapAdmin(this.db, input, now));
+    return guarded(() => bootstrapAdmin(this.db, input, now));
   }
 
   syncNodes(nodes: readonly NodeRecord[], now: Date): Promise<SyncResult> {
-    return this.guard(() => syncNodes(this.db, nodes, now));
+    return guarded(() => syncNodes(this.db, nodes, now));
   }
 
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode> {
-    return this.guard(async () => {
+    return guarded(async () => {
       const [row] = await upsertNodes(this.db, [node], now);
       if (!row) throw new Error(`upsert of node ${node.id} returned no row`);
       return toInventoryNode(row);
@@ -252,7 +252,7 @@ export class KyselyStore implements Store {
   }
 
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null> {
-    return this.guard(async () => {
+    return guarded(async () => {
       // Ironic names are unique; an exact uuid match still wins over a node named like another's uuid.
       const row = await nodeViewQuery(this.db, visibility)
         .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
@@ -265,18 +265,18 @@ export class KyselyStore implements Store {
 
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {
     if (ids.length === 0) return Promise.resolve(new Map());
-    return this.guard(async () => {
+    return guarded(async () => {
       const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
       return new Map(rows.map((r) => [r.id, r.name]));
     });
   }
 
   allNodes(): Promise<readonly NodeView[]> {
-    return this.guard(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
+    return guarded(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
   }
 
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>> {
-    return this.guard(async () => {
+    return guarded(async () => {
       const result = await keysetPage(
         nodeViewQuery(this.db, visibility, filter),
         { id: sql`n.id`, sortKey: NODE_SORT_KEY, idOf: (row) => row.id },
@@ -286,14 +286,5 @@ export class KyselyStore implements Store {
       );
       return { items: result.items.map(toNodeView), nextMarker: result.nextMarker };
     });
-  }
-
-  /** Runs `fn`, turning database errors into the domain's. */
-  private async guard<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw translateDbError(err);
-    }
   }
 }

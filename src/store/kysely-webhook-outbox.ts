@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from './database.js';
-import { translateDbError } from './db-errors.js';
+import { guarded as guard } from './db-errors.js';
 import { insertEvents } from './queries/insert-events.js';
 import type { WebhookDelivery, WebhookOutbox } from './webhook-outbox.js';
 
@@ -81,13 +81,5 @@ export class KyselyWebhookOutbox implements WebhookOutbox {
         .where('id', '=', id)
         .execute();
     });
-  }
-}
-
-async function guard<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw translateDbError(err);
   }
 }
