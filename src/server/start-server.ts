@@ -8,6 +8,7 @@ import { createDriver } from '../drivers/create-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
+import { Reconciler } from '../engine/reconciler.js';
 import { WebhookDispatcher } from '../engine/webhook-dispatcher.js';
 import { createLogger, type Logger } from '../logger.js';
 import { LeasePlanner } from '../scheduler/lease-planner.js';
@@ -22,6 +23,8 @@ export interface RunningServer {
   readonly inventory: InventorySync;
   /** The lease engine, when this process runs one (role worker or all). */
   readonly engine?: LeaseEngine;
+  /** The reconciler, when this process runs the engine (one replica reconciles at a time). */
+  readonly reconciler?: Reconciler;
   /** Stops accepting requests, lets running ones finish, stops timers, closes the driver and the store. */
   close(): Promise<void>;
 }
@@ -57,6 +60,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
     const planner = new LeasePlanner(store, clock, { cleaningGapMs: config.cleaningGapMs });
     let engine: LeaseEngine | undefined;
+    let reconciler: Reconciler | undefined;
     if (config.role !== 'api') {
       if (store.engine === 'pglite') {
         // The embedded store is this process's alone (data-dir lock): claims left by a crash are ours to drop.
@@ -66,6 +70,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       engine = new LeaseEngine({ store, driver, clock, logger, inventory });
       engine.start();
       closers.push(() => engine!.stop());
+      // Right after the engine: Ironic is repaired at start (a crash may have left a lessee behind).
+      reconciler = new Reconciler({ store, driver, clock, logger, inventory, engine, intervalMs: config.reconcileIntervalMs });
+      reconciler.start();
+      closers.push(() => reconciler!.stop());
       const webhooks = new WebhookDispatcher(
         { store, clock, logger },
         { url: config.webhookUrl, secret: config.webhookSecret, endingSoonMs: config.webhookEndingSoonMs },
@@ -80,7 +88,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const url = `http://${urlHost(config.host)}:${port}`;
     logger.info({ url, store: store.engine, driver: driver.kind, role: config.role }, 'listening');
     print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind}, role: ${config.role})`);
-    return { url, store, driver, inventory, engine, close: closeAll };
+    return { url, store, driver, inventory, engine, reconciler, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

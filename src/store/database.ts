@@ -125,6 +125,7 @@ export interface AllocationsTable {
   holds: Generated<boolean>;
   last_error: string | null;
   updated_at: Timestamp;
+  node_maintenance_at: NullableTimestamp;
 }
 
 export interface LeaseTasksTable {
@@ -163,6 +164,12 @@ export interface SchemaMigrationsTable {
   applied_at: Timestamp;
 }
 
+export interface LeaderLeasesTable {
+  name: string;
+  holder: string;
+  until: Timestamp;
+}
+
 export interface Database {
   projects: ProjectsTable;
   users: UsersTable;
@@ -174,5 +181,6 @@ export interface Database {
   lease_tasks: LeaseTasksTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  leader_leases: LeaderLeasesTable;
   schema_migrations: SchemaMigrationsTable;
 }

@@ -1,4 +1,5 @@
 import type { Allocation, AllocationState, Lease, NewAuditEvent, ReleaseStep } from '../domain/leasing.js';
+import type { Holding } from '../domain/reconcile.js';
 
 /**
  * The lease engine's port onto the store: due tasks and allocation progress. Tasks are written by the leasing
@@ -26,6 +27,8 @@ export interface AllocationPatch {
   /** null clears it. */
   readonly step?: ReleaseStep | null;
   readonly last_error?: string | null;
+  /** Since when the node is seen in maintenance (reconciliation); null clears it. */
+  readonly node_maintenance_at?: Date | null;
 }
 
 export interface EngineStore {
@@ -58,4 +61,23 @@ export interface EngineStore {
   updateAllocation(id: string, patch: AllocationPatch, now: Date, events?: readonly NewAuditEvent[]): Promise<void>;
   /** Quarantines a node (no new leases until cleared), with the reason (e.g. Ironic's last_error). */
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void>;
+
+  /**
+   * Makes every unfinished task that is waiting out a backoff due at `now` (the backend it failed on is back):
+   * the engine catches up at once instead of after up to a minute of backoff. Resolves to how many.
+   */
+  retryNow(now: Date): Promise<number>;
+
+  // Reconciliation (engine/reconciler.ts).
+  /** Every unfinished allocation (reserved, starting, active, releasing) with its lease's facts. */
+  holdings(): Promise<readonly Holding[]>;
+  /** Appends events about one node (not tied to an allocation), with the node's owner resolved for visibility. */
+  recordNodeEvents(nodeId: string, events: readonly NewAuditEvent[], now: Date): Promise<void>;
+  /**
+   * Takes or renews the named leader lease (one replica does the named work at a time) until `now + ttlMs`;
+   * resolves to whether `holder` holds it. An expired lease is taken over.
+   */
+  tryLeaderLease(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean>;
+  /** Gives the named leader lease up if `holder` holds it. */
+  dropLeaderLease(name: string, holder: string): Promise<void>;
 }

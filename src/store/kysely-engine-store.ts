@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
+import type { Holding } from '../domain/reconcile.js';
 import type { Database } from './database.js';
 import { guarded } from './db-errors.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask } from './engine-store.js';
@@ -9,6 +10,10 @@ import { allocationContext } from './queries/engine-allocation-context.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
 import { nextDueAt } from './queries/engine-next-due.js';
 import { updateAllocation } from './queries/engine-update-allocation.js';
+import { insertEvents } from './queries/insert-events.js';
+import { dropLeaderLease, tryLeaderLease } from './queries/leader-lease.js';
+import { nodeOwnerProject } from './queries/node-owner-project.js';
+import { reconcileHoldings } from './queries/reconcile-holdings.js';
 
 /**
  * The EngineStore on Kysely, for PGlite and PostgreSQL alike. Claims use FOR UPDATE SKIP LOCKED with an expiring
@@ -88,5 +93,45 @@ export class KyselyEngineStore implements EngineStore {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) throw new NotFoundError('node', nodeId);
     });
+  }
+
+  retryNow(now: Date): Promise<number> {
+    return guarded(async () => {
+      const rows = await this.db
+        .updateTable('lease_tasks')
+        .set({ due_at: now })
+        .where('done_at', 'is', null)
+        // Failed runs keep their error; waits (cleaning under way) do not, and keep their time.
+        .where('last_error', 'is not', null)
+        .where('due_at', '>', now)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+        .returning('id')
+        .execute();
+      return rows.length;
+    });
+  }
+
+  holdings(): Promise<readonly Holding[]> {
+    return guarded(() => reconcileHoldings(this.db));
+  }
+
+  recordNodeEvents(nodeId: string, events: readonly NewAuditEvent[], now: Date): Promise<void> {
+    return guarded(async () => {
+      if (events.length === 0) return;
+      const owner = await nodeOwnerProject(this.db, nodeId);
+      await insertEvents(
+        this.db,
+        events.map((e) => ({ ...e, node_id: e.node_id ?? nodeId, owner_project_id: e.owner_project_id ?? owner })),
+        now,
+      );
+    });
+  }
+
+  tryLeaderLease(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean> {
+    return guarded(() => tryLeaderLease(this.db, name, holder, now, ttlMs));
+  }
+
+  dropLeaderLease(name: string, holder: string): Promise<void> {
+    return guarded(() => dropLeaderLease(this.db, name, holder));
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { NotFoundError } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import type { NewAuditEvent } from '../../domain/leasing.js';
@@ -6,6 +6,7 @@ import type { Database } from '../database.js';
 import type { AllocationPatch } from '../engine-store.js';
 import { deriveLeaseState } from './engine-derive-lease-state.js';
 import { insertEngineEvents } from './engine-insert-events.js';
+import { nodeOwnerProject } from './node-owner-project.js';
 
 /**
  * Writes an allocation's progress, its events and its lease's derived state in one transaction. The lease row
@@ -37,24 +38,18 @@ export async function updateAllocation(
         ...(patch.state !== undefined && { state: patch.state }),
         ...(patch.step !== undefined && { step: patch.step }),
         ...(patch.last_error !== undefined && { last_error: patch.last_error }),
+        ...(patch.node_maintenance_at !== undefined && { node_maintenance_at: patch.node_maintenance_at }),
       })
       .where('id', '=', id)
       .returning(['node_id'])
       .executeTakeFirst();
     if (!allocation) throw new NotFoundError('allocation', id);
 
-    const owner = await trx
-      .selectFrom('nodes as n')
-      .leftJoin('projects as by_id', (join) => join.on(sql<SqlBool>`by_id.id::text = n.owner`))
-      .leftJoin('projects as by_name', (join) => join.on(sql<SqlBool>`by_name.name = n.owner`))
-      .select(sql<string | null>`coalesce(by_id.id, by_name.id)`.as('owner_project_id'))
-      .where('n.id', '=', allocation.node_id)
-      .executeTakeFirst();
     const defaults = {
       lease_id: lease.id,
       node_id: allocation.node_id,
       project_id: lease.project_id,
-      owner_project_id: owner?.owner_project_id ?? null,
+      owner_project_id: await nodeOwnerProject(trx, allocation.node_id),
     };
 
     const siblings = await trx.selectFrom('allocations').select('state').where('lease_id', '=', lease.id).execute();

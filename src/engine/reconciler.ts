@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock, Timer } from '../domain/clock.js';
+import { NotFoundError } from '../domain/errors.js';
+import { AllocationState, type NewAuditEvent } from '../domain/leasing.js';
+import { planRepairs, RepairKind, type Holding, type ObservedNode, type Repair } from '../domain/reconcile.js';
+import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { InventorySync } from './inventory-sync.js';
+import { LEASE_EXTRA_KEY } from './start-task.js';
+
+export interface ReconcilerOptions {
+  readonly store: Store;
+  readonly driver: HardwareDriver;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly inventory: InventorySync;
+  /** Woken when the driver comes back after failing, so backed-off lease tasks run at once. */
+  readonly engine?: { wake(): void };
+  /** Between passes. */
+  readonly intervalMs: number;
+  /** How long after a lease's end its lessee is left to the end task. Default 15 s. */
+  readonly graceMs?: number;
+  /** Names this replica as the reconciler's leader. Default: host, pid and a random suffix. */
+  readonly holder?: string;
+}
+
+export interface ReconcileResult {
+  /** `not_leader`: another replica reconciles (one at a time, so repairs are not made twice). */
+  readonly skipped: 'not_leader' | null;
+  readonly nodes: number;
+  readonly repairs: readonly Repair[];
+  /** Repairs carried out (the others were no longer needed when re-checked, or failed and are retried next pass). */
+  readonly applied: number;
+  readonly ms: number;
+}
+
+const LEADER_LEASE = 'reconciler';
+/** First retry after a failed pass (the backend is down); doubles up to the interval. */
+const FIRST_RETRY_MS = 1_000;
+
+/**
+ * Compares Ironic with the store and repairs drift (domain/reconcile.ts says what counts as drift): right after
+ * start, then every `intervalMs`. Each repair is re-checked against Ironic just before it is made (the node may
+ * have changed since the list) and recorded as a `reconcile.*` event.
+ *
+ * One replica reconciles at a time (a leader lease in the store, renewed each pass and taken over when its holder
+ * stops renewing), so two replicas never make, and log, the same repair twice.
+ *
+ * While the driver cannot be reached, passes are retried quickly (1 s doubling up to the interval); the first pass
+ * that succeeds again makes the lease engine's backed-off tasks due at once, so it catches up within moments.
+ */
+export class Reconciler {
+  readonly holder: string;
+  private readonly log: Logger;
+  private readonly graceMs: number;
+  private timer: Timer | null = null;
+  private running: Promise<ReconcileResult> | null = null;
+  private started = false;
+  private failures = 0;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.graceMs = options.graceMs ?? 15_000;
+    this.log = options.logger.child({ component: 'reconciler' });
+  }
+
+  /** Reconciles now (in the background), then every interval. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.log.info({ interval_ms: this.options.intervalMs, grace_ms: this.graceMs }, 'reconciler started');
+    this.tick();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.timer?.cancel();
+    this.timer = null;
+    await this.running?.catch(() => undefined);
+    await this.options.store.tasks.dropLeaderLease(LEADER_LEASE, this.holder).catch(() => undefined);
+  }
+
+  /** One pass (a pass in progress is shared). Throws when the driver or the store cannot be read. */
+  reconcile(): Promise<ReconcileResult> {
+    this.running ??= this.pass().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private tick(): void {
+    this.reconcile()
+      .then(() => {
+        this.failures = 0;
+      })
+      .catch((err: unknown) => {
+        this.failures++;
+        this.log.warn({ err, failures: this.failures }, 'reconciliation failed; retrying');
+      })
+      .finally(() => {
+        if (!this.started) return;
+        const delay = this.failures === 0 ? this.options.intervalMs : Math.min(this.options.intervalMs, FIRST_RETRY_MS * 2 ** (this.failures - 1));
+        this.timer = this.options.clock.setTimer(delay, () => this.tick());
+      });
+  }
+
+  private async pass(): Promise<ReconcileResult> {
+    const { store, driver, clock, engine } = this.options;
+    const t0 = Date.now();
+    // Held a little over two intervals: a live leader renews it every pass; a dead one's is taken over.
+    const ttl = this.options.intervalMs * 2 + 5_000;
+    if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), ttl))) {
+      this.log.debug('another replica reconciles');
+      return { skipped: 'not_leader', nodes: 0, repairs: [], applied: 0, ms: Date.now() - t0 };
+    }
+    // Ironic first, then the store: a hand-over that starts in between is seen as under way, never as drift.
+    const nodes = await driver.listNodes();
+    if (this.failures > 0) {
+      const due = await store.tasks.retryNow(clock.now());
+      this.log.info({ tasks: due }, 'the driver answers again: backed-off lease tasks are due now');
+      engine?.wake();
+    }
+    const holdings = await store.tasks.holdings();
+    const repairs = planRepairs(nodes.map(observe), holdings, clock.now(), this.graceMs);
+    let applied = 0;
+    for (const repair of repairs) {
+      try {
+        if (await this.apply(repair)) applied++;
+      } catch (err) {
+        this.log.warn({ err, repair: describe(repair) }, 'repair failed; retried next pass');
+      }
+    }
+    const ms = Date.now() - t0;
+    this.log[applied > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, ms }, 'reconciled');
+    return { skipped: null, nodes: nodes.length, repairs, applied, ms };
+  }
+
+  /** Carries one repair out; false when a re-check shows it is no longer needed. */
+  private async apply(repair: Repair): Promise<boolean> {
+    switch (repair.kind) {
+      case RepairKind.ClearLessee:
+        return this.clearLessee(repair);
+      case RepairKind.RestoreLessee:
+        return this.restoreLessee(repair);
+      case RepairKind.NodeVanished:
+        return this.nodeVanished(repair.node_id, repair.holding);
+      case RepairKind.MaintenanceStarted:
+        await this.record(repair.holding, { node_maintenance_at: this.options.clock.now() }, {
+          type: 'reconcile.node_maintenance',
+          outcome: 'error',
+          message: `node ${repair.node_id} went into maintenance in Ironic (${repair.reason ?? 'no reason given'}) during this lease`,
+          details: { maintenance_reason: repair.reason },
+        });
+        return true;
+      case RepairKind.MaintenanceEnded:
+        await this.record(repair.holding, { node_maintenance_at: null }, {
+          type: 'reconcile.node_maintenance_cleared',
+          message: `node ${repair.node_id} is out of maintenance again`,
+        });
+        return true;
+    }
+  }
+
+  private async clearLessee(repair: Extract<Repair, { kind: 'clear_lessee' }>): Promise<boolean> {
+    const node = await this.current(repair.node_id);
+    if (!node || !unchanged(node, repair)) return false;
+    const { driver, inventory, store, clock } = this.options;
+    await driver.updateNode(repair.node_id, { lessee: null, extra: { [LEASE_EXTRA_KEY]: null } });
+    await inventory.refreshNode(repair.node_id);
+    const found = repair.found_lessee ?? 'none';
+    const event: NewAuditEvent = {
+      type: 'reconcile.lessee_cleared',
+      actor: 'engine',
+      message:
+        repair.reason === 'no_lease'
+          ? `lessee ${found} was set in Ironic on node ${repair.node_id}, which no lease holds: cleared`
+          : `lessee ${found} was left on node ${repair.node_id} after lease ${repair.found_lease_mark} ended: cleared`,
+      details: { found_lessee: repair.found_lessee, found_lease_mark: repair.found_lease_mark, reason: repair.reason },
+    };
+    if (repair.holding) await store.tasks.updateAllocation(repair.holding.allocation_id, {}, clock.now(), [event]);
+    else await store.tasks.recordNodeEvents(repair.node_id, [event], clock.now());
+    this.log.warn({ node_id: repair.node_id, found_lessee: repair.found_lessee, reason: repair.reason }, 'drift repaired: lessee cleared');
+    return true;
+  }
+
+  private async restoreLessee(repair: Extract<Repair, { kind: 'restore_lessee' }>): Promise<boolean> {
+    const node = await this.current(repair.node_id);
+    if (!node || !unchanged(node, repair)) return false;
+    const { holding } = repair;
+    await this.options.driver.updateNode(repair.node_id, { lessee: holding.project_id, extra: { [LEASE_EXTRA_KEY]: holding.lease_id } });
+    await this.options.inventory.refreshNode(repair.node_id);
+    await this.record(holding, {}, {
+      type: 'reconcile.lessee_restored',
+      message: `lessee of node ${repair.node_id} was changed in Ironic to ${repair.found_lessee ?? 'none'} during the lease: set back to project ${holding.project_id}`,
+      details: { found_lessee: repair.found_lessee, found_lease_mark: repair.found_lease_mark, lessee: holding.project_id },
+    });
+    this.log.warn({ node_id: repair.node_id, found_lessee: repair.found_lessee, lease_id: holding.lease_id }, 'drift repaired: lessee restored');
+    return true;
+  }
+
+  private async nodeVanished(nodeId: string, holding: Holding): Promise<boolean> {
+    if (await this.current(nodeId)) return false; // only missing from the list (it was being renamed, say)
+    const error = `node ${nodeId} no longer exists in Ironic`;
+    await this.options.store.tasks.updateAllocation(holding.allocation_id, { state: AllocationState.Cancelled, last_error: error }, this.options.clock.now(), [
+      {
+        type: 'reconcile.node_vanished',
+        actor: 'engine',
+        outcome: 'error',
+        message: `${error}: it is dropped from this lease`,
+        details: { allocation_id: holding.allocation_id, allocation_state: holding.state },
+      },
+    ]);
+    this.log.warn({ node_id: nodeId, lease_id: holding.lease_id }, 'drift repaired: allocation of a vanished node dropped');
+    return true;
+  }
+
+  private async record(holding: Holding, patch: { node_maintenance_at?: Date | null }, event: Omit<NewAuditEvent, 'actor'>): Promise<void> {
+    await this.options.store.tasks.updateAllocation(holding.allocation_id, patch, this.options.clock.now(), [{ actor: 'engine', ...event }]);
+  }
+
+  private async current(nodeId: string): Promise<DriverNode | null> {
+    try {
+      return await this.options.driver.getNode(nodeId);
+    } catch (err) {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    }
+  }
+}
+
+function observe(node: DriverNode): ObservedNode {
+  const mark = node.extra[LEASE_EXTRA_KEY];
+  return {
+    id: node.uuid,
+    lessee: node.lessee,
+    lease_mark: typeof mark === 'string' ? mark : mark === undefined || mark === null ? null : String(mark),
+    maintenance: node.maintenance,
+    maintenance_reason: node.maintenance_reason,
+  };
+}
+
+/** Whether the node still shows what the repair was planned on. */
+function unchanged(node: DriverNode, repair: { readonly found_lessee: string | null; readonly found_lease_mark: string | null }): boolean {
+  const seen = observe(node);
+  return seen.lessee === repair.found_lessee && seen.lease_mark === repair.found_lease_mark;
+}
+
+function describe(repair: Repair): Record<string, unknown> {
+  return { kind: repair.kind, node_id: repair.node_id, ...('holding' in repair && repair.holding ? { lease_id: repair.holding.lease_id } : {}) };
+}
