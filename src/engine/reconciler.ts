@@ -22,13 +22,13 @@ export interface ReconcilerOptions {
   readonly intervalMs: number;
   /** How long after a lease's end its lessee is left to the end task. Default 15 s. */
   readonly graceMs?: number;
-  /** Names this replica as the reconciler's leader. Default: host, pid and a random suffix. */
+  /** Names this replica as the holder of the reconcile lock. Default: host, pid and a random suffix. */
   readonly holder?: string;
 }
 
 export interface ReconcileResult {
-  /** `not_leader`: another replica reconciles (one at a time, so repairs are not made twice). */
-  readonly skipped: 'not_leader' | null;
+  /** `busy`: another replica is reconciling right now (one pass at a time, so no repair is made twice). */
+  readonly skipped: 'busy' | null;
   readonly nodes: number;
   readonly repairs: readonly Repair[];
   /** Repairs carried out (the others were no longer needed when re-checked, or failed and are retried next pass). */
@@ -37,6 +37,8 @@ export interface ReconcileResult {
 }
 
 const LEADER_LEASE = 'reconciler';
+/** Longest a pass may hold the reconcile lock (one at 10k nodes takes about a second). */
+const PASS_LOCK_MS = 120_000;
 /** First retry after a failed pass (the backend is down); doubles up to the interval. */
 const FIRST_RETRY_MS = 1_000;
 
@@ -45,8 +47,8 @@ const FIRST_RETRY_MS = 1_000;
  * start, then every `intervalMs`. Each repair is re-checked against Ironic just before it is made (the node may
  * have changed since the list) and recorded as a `reconcile.*` event.
  *
- * One replica reconciles at a time (a leader lease in the store, renewed each pass and taken over when its holder
- * stops renewing), so two replicas never make, and log, the same repair twice.
+ * Passes never overlap across replicas (a lock row in the store, held for the pass), so two replicas never make,
+ * and log, the same repair twice.
  *
  * While the driver cannot be reached, passes are retried quickly (1 s doubling up to the interval); the first pass
  * that succeeds again makes the lease engine's backed-off tasks due at once, so it catches up within moments.
@@ -74,13 +76,12 @@ export class Reconciler {
     this.tick();
   }
 
+  /** Stops the timer and waits for a pass in progress. */
   async stop(): Promise<void> {
-    if (!this.started) return;
     this.started = false;
     this.timer?.cancel();
     this.timer = null;
     await this.running?.catch(() => undefined);
-    await this.options.store.tasks.dropLeaderLease(LEADER_LEASE, this.holder).catch(() => undefined);
   }
 
   /** One pass (a pass in progress is shared). Throws when the driver or the store cannot be read. */
@@ -108,14 +109,23 @@ export class Reconciler {
   }
 
   private async pass(): Promise<ReconcileResult> {
-    const { store, driver, clock, engine } = this.options;
+    const { store, clock } = this.options;
     const t0 = Date.now();
-    // Held a little over two intervals: a live leader renews it every pass; a dead one's is taken over.
-    const ttl = this.options.intervalMs * 2 + 5_000;
-    if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), ttl))) {
-      this.log.debug('another replica reconciles');
-      return { skipped: 'not_leader', nodes: 0, repairs: [], applied: 0, ms: Date.now() - t0 };
+    // Held for the pass only: passes never overlap, yet any replica may run the next one, and a process that
+    // restarts after a crash reconciles at once. A holder that dies mid-pass is taken over after PASS_LOCK_MS.
+    if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS))) {
+      this.log.debug('another replica is reconciling');
+      return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, ms: Date.now() - t0 };
     }
+    try {
+      return await this.compareAndRepair(t0);
+    } finally {
+      await store.tasks.dropLeaderLease(LEADER_LEASE, this.holder).catch((err: unknown) => this.log.warn({ err }, 'could not release the reconcile lock'));
+    }
+  }
+
+  private async compareAndRepair(t0: number): Promise<ReconcileResult> {
+    const { store, driver, clock, engine } = this.options;
     // Ironic first, then the store: a hand-over that starts in between is seen as under way, never as drift.
     const nodes = await driver.listNodes();
     if (this.failures > 0) {

@@ -39,7 +39,7 @@ export interface EngineStore {
    */
   claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]>;
   /**
-   * Drops every claim. Only for a process that knows no other worker can be alive — the embedded store, which one
+   * Drops every claim (task claims and leader leases). Only for a process that knows no other worker can be alive — the embedded store, which one
    * process holds — so a restart after a crash resumes at once instead of after the claim expires.
    */
   releaseAllClaims(): Promise<number>;
@@ -75,7 +75,7 @@ export interface EngineStore {
   recordNodeEvents(nodeId: string, events: readonly NewAuditEvent[], now: Date): Promise<void>;
   /**
    * Takes or renews the named leader lease (one replica does the named work at a time) until `now + ttlMs`;
-   * resolves to whether `holder` holds it. An expired lease is taken over.
+   * resolves to whether `holder` holds it. An expired lease (its holder died) is taken over.
    */
   tryLeaderLease(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean>;
   /** Gives the named leader lease up if `holder` holds it. */

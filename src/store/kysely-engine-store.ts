@@ -67,6 +67,7 @@ export class KyselyEngineStore implements EngineStore {
         .where('locked_by', 'is not', null)
         .returning('id')
         .execute();
+      await this.db.deleteFrom('leader_leases').execute();
       return rows.length;
     });
   }

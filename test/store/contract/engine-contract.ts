@@ -229,4 +229,62 @@ export function engineContract(open: OpenFreshStore): void {
       await expect(store.tasks.quarantineNode('missing', 'x', at(0))).rejects.toBeInstanceOf(NotFoundError);
     });
   });
+
+  describe('reconciliation', () => {
+    it('lists every unfinished allocation with its lessee, times and maintenance mark, and no finished one', async () => {
+      const { store, lessee, lease } = await setup();
+      const a = await lease(1, 3, ['n1']);
+      const b = await lease(4, 5, ['n2']);
+      await store.tasks.updateAllocation(b.allocations[0]!.id, { state: 'released' }, at(HOUR));
+      await store.tasks.updateAllocation(a.allocations[0]!.id, { state: 'active', node_maintenance_at: at(2 * HOUR) }, at(2 * HOUR));
+      expect(await store.tasks.holdings()).toEqual([
+        {
+          allocation_id: a.allocations[0]!.id,
+          lease_id: a.id,
+          project_id: lessee.id,
+          node_id: 'n1',
+          state: 'active',
+          start: at(HOUR),
+          end: at(3 * HOUR),
+          lease_cancelled: false,
+          node_maintenance_at: at(2 * HOUR),
+        },
+      ]);
+    });
+
+    it('node events carry the node and its owner project, so the owner sees them', async () => {
+      const { store, owner } = await setup();
+      await store.tasks.recordNodeEvents('n1', [{ type: 'reconcile.lessee_cleared', actor: 'engine', message: 'cleared' }], at(7));
+      const page = await store.leasing.listEvents({ visible_to: owner.id }, { limit: 10 });
+      expect(page.items.map((e) => [e.type, e.node_id, e.owner_project_id, e.at])).toEqual([['reconcile.lessee_cleared', 'n1', owner.id, at(7)]]);
+    });
+
+    it('a leader lease has one holder until it expires or is dropped', async () => {
+      const { store } = await setup();
+      expect(await store.tasks.tryLeaderLease('job', 'a', at(0), 1_000)).toBe(true);
+      expect(await store.tasks.tryLeaderLease('job', 'b', at(500), 1_000)).toBe(false);
+      expect(await store.tasks.tryLeaderLease('job', 'a', at(500), 1_000)).toBe(true); // renewed to 1500
+      expect(await store.tasks.tryLeaderLease('job', 'b', at(1_200), 1_000)).toBe(false);
+      expect(await store.tasks.tryLeaderLease('job', 'b', at(1_500), 1_000)).toBe(true); // expired: taken over
+      await store.tasks.dropLeaderLease('job', 'a'); // not a's any more: nothing happens
+      expect(await store.tasks.tryLeaderLease('job', 'a', at(1_600), 1_000)).toBe(false);
+      await store.tasks.dropLeaderLease('job', 'b');
+      expect(await store.tasks.tryLeaderLease('job', 'a', at(1_600), 1_000)).toBe(true);
+    });
+
+    it('retryNow makes failed tasks waiting out a backoff due now, leaving waits, claimed and done tasks alone', async () => {
+      const { store, lease } = await setup(3);
+      const a = await lease(1, 2, ['n1']);
+      const b = await lease(1, 2, ['n2']);
+      const c = await lease(1, 2, ['n3']);
+      const [ta, tb, tc] = [a, b, c].map((l) => l.id);
+      const tasks = await claim(store, 'w', HOUR, 10);
+      const byLease = (id: string) => tasks.find((t) => t.lease_id === id)!.id;
+      await store.tasks.retryTask(byLease(ta!), at(HOUR + 60_000), 'Ironic unreachable', at(HOUR));
+      await store.tasks.retryTask(byLease(tb!), at(HOUR + 60_000), null, at(HOUR)); // waiting for cleaning
+      await store.tasks.completeTask(byLease(tc!), at(HOUR));
+      expect(await store.tasks.retryNow(at(HOUR + 1_000))).toBe(1);
+      expect(ids(await claim(store, 'w', HOUR + 1_000, 10))).toEqual([byLease(ta!)]);
+    });
+  });
 }
