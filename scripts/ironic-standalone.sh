@@ -10,6 +10,8 @@
 #   scripts/ironic-standalone.sh stop DATA_DIR
 #   scripts/ironic-standalone.sh status DATA_DIR
 #
+# `stop` keeps DATA_DIR (its SQLite database, nodes and all): `start` on it again (same --port and --auth) resumes
+# the same Ironic, e.g. to test a client against an Ironic that goes away for a while. Remove DATA_DIR to discard it.
 # `start` prints the endpoint URL (e.g. http://127.0.0.1:6385) as its last stdout line. Everything else goes to
 # stderr. Exit codes: 0 ok; 1 failure; 2 usage; `status` exits 3 when Ironic is not running.
 set -euo pipefail
@@ -20,7 +22,7 @@ PACKAGES=(ironic-api ironic-conductor python3-ironicclient python3-openstackclie
 
 log() { printf '[ironic-standalone] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
 

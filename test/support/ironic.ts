@@ -101,6 +101,16 @@ export interface IronicHandle {
   readonly timings: IronicTimings;
   /** Stops Ironic (and console socats) and removes the data dir; idempotent. */
   stop(): Promise<void>;
+  /**
+   * Stops the Ironic process but keeps its data dir (database, configuration): Ironic is down until restart().
+   * Resolves once the process is gone (SIGTERM, ≈ 2 s).
+   */
+  halt(): Promise<void>;
+  /**
+   * Starts the same Ironic again: the same data dir (so the same database and nodes), port, auth and fake delays.
+   * Halts it first if it is running. Resolves when the conductor is ready; the new start time is in timings.
+   */
+  restart(): Promise<void>;
   /** Creates fake-hardware nodes and brings each to `available`; resolves to their uuids, in order. */
   enroll(nodes: IronicNodeSpec[]): Promise<string[]>;
   /** One REST call: JSON in and out, microversion and auth headers set, `409 … locked` retried with backoff. */
@@ -308,7 +318,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     const startMs = Math.round(performance.now() - t0);
     const url = res.stdout.trim().split('\n').pop() ?? '';
     if (res.code === 0 && url.startsWith('http://')) {
-      return makeHandle({ url, dataDir, auth, timings: { installMs, startMs } });
+      return makeHandle({ url, dataDir, auth, timings: { installMs, startMs }, startArgs: args });
     }
     lastError = `ironic-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 30_000);
@@ -348,8 +358,11 @@ function makeHandle(init: {
   dataDir: string;
   auth: { user: string; password: string } | undefined;
   timings: IronicTimings;
+  /** The `start` arguments it was started with: restart() runs them again on the same data dir. */
+  startArgs: string[];
 }): IronicHandle {
-  const { url, dataDir, auth, timings } = init;
+  const { url, dataDir, auth, startArgs } = init;
+  const timings = { ...init.timings };
   let stopped: Promise<void> | undefined;
 
   async function request<T = any>(
@@ -423,6 +436,25 @@ function makeHandle(init: {
     await request('PUT', `/v1/nodes/${id}/states/power`, { target });
   };
 
+  async function halt(): Promise<void> {
+    if (stopped) throw new Error('this Ironic was stopped for good (stop()); it cannot be halted');
+    const res = await runScript(['stop', dataDir], 60_000);
+    if (res.code !== 0) throw new Error(`ironic-standalone.sh stop failed (${res.code}):\n${res.stderr}`);
+  }
+
+  async function restart(): Promise<void> {
+    if (stopped) throw new Error('this Ironic was stopped for good (stop()); it cannot be restarted');
+    if ((await runScript(['status', dataDir], 30_000)).code === 0) await halt();
+    const t0 = performance.now();
+    // The same data dir: the schema exists, so `start` skips creating it and serves the same database.
+    const res = await runScript(startArgs, 120_000);
+    const restartedUrl = res.stdout.trim().split('\n').pop() ?? '';
+    if (res.code !== 0 || restartedUrl !== url) {
+      throw new Error(`ironic-standalone.sh start (restart on ${url}) failed (${res.code}):\n${res.stderr.slice(-6000)}`);
+    }
+    timings.startMs = Math.round(performance.now() - t0);
+  }
+
   async function enrollOne(spec: IronicNodeSpec): Promise<string> {
     const created = await request<IronicNode>('POST', '/v1/nodes', {
       name: spec.name,
@@ -479,6 +511,8 @@ function makeHandle(init: {
       await Promise.all(Array.from({ length: Math.min(8, nodes.length) }, worker));
       return uuids;
     },
+    halt,
+    restart,
     stop() {
       stopped ??= (async () => {
         const res = await runScript(['stop', dataDir], 60_000);
