@@ -21,6 +21,8 @@ export interface Config {
   readonly syncIntervalMs: number;
   /** How often Ironic is compared with the store and drift repaired (also right after start). */
   readonly reconcileIntervalMs: number;
+  /** A YAML file of node policy rules overriding the defaults (Ironic-style check strings). */
+  readonly policyFile: string | null;
   /** Kept free after every lease so the node can be cleaned before the next one (0 allowed). */
   readonly cleaningGapMs: number;
   /** Lease notifications: POSTed here (started, ending soon, ended, failed), signed with the secret. */
@@ -78,6 +80,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     reconcileIntervalMs: durationVar(env, 'LEASEHOLD_RECONCILE_INTERVAL', '30s'),
+    policyFile: env.LEASEHOLD_POLICY_FILE?.trim() || null,
     cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
     webhookUrl: webhookUrl(env.LEASEHOLD_WEBHOOK_URL?.trim() || null),
     webhookSecret: env.LEASEHOLD_WEBHOOK_SECRET?.trim() || null,

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/identity.js';
+import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { InventorySync } from '../engine/inventory-sync.js';
 import type { Logger } from '../logger.js';
@@ -20,6 +21,8 @@ export interface ApiDeps {
   readonly cleaningGapMs: number;
   /** The in-process lease engine, if this process runs one: woken after a lease change so it re-arms its timer. */
   readonly engine?: { wake(): void };
+  /** The node policy (defaults, or with the operator's LEASEHOLD_POLICY_FILE): asked by every entry point. */
+  readonly policy: NodePolicy;
 }
 
 export interface AppEnv {

@@ -1,7 +1,8 @@
 import { NotFoundError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
-import { nodeAccess, nodeVisibility, type NodeAccess } from '../domain/policy.js';
+import { nodeAccess, nodeSubject, nodeVisibility, type NodeAccess } from '../domain/policy.js';
+import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import type { CurrentLease } from '../store/leasing-store.js';
 import type { ApiDeps } from './context.js';
 import { nodeJson } from './serializers.js';
@@ -10,6 +11,8 @@ export interface NodeInView {
   readonly node: NodeView;
   readonly access: NodeAccess;
   readonly lease: CurrentLease | null;
+  /** What the node policy rules are decided on (deps.policy.allows(rule, subject)). */
+  readonly subject: PolicySubject;
 }
 
 /**
@@ -21,9 +24,10 @@ export async function nodeForCaller(deps: ApiDeps, principal: Principal, idOrNam
   const node = await deps.store.getNode(idOrName, nodeVisibility(principal, now));
   if (!node) throw new NotFoundError('node', idOrName);
   const lease = (await deps.store.leasing.currentLeases([node.id], now)).get(node.id) ?? null;
-  const access = nodeAccess(principal, node, lease !== null && lease.project_id === principal.projectId);
+  const leasedByCaller = lease !== null && lease.project_id === principal.projectId;
+  const access = nodeAccess(principal, node, leasedByCaller);
   if (access === null) throw new NotFoundError('node', idOrName);
-  return { node, access, lease };
+  return { node, access, lease, subject: nodeSubject(principal, node, leasedByCaller) };
 }
 
 /** Nodes as JSON for this caller: the current lease shown to the operator, the owner and the lessee only. */

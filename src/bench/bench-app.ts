@@ -1,4 +1,5 @@
 import { createApp } from '../api/app.js';
+import { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { fromValue } from '../domain/tokens.js';
 import type { SimulatedDriver } from '../drivers/simulated/simulated-driver.js';
@@ -35,7 +36,7 @@ export function buildApp(store: Store, driver: SimulatedDriver, clock: Clock = s
   const logger = silentLogger;
   const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 3_600_000 });
   const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const deps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, engine: undefined as { wake(): void } | undefined };
+  const deps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, engine: undefined as { wake(): void } | undefined, policy: NodePolicy.defaults() };
   const app = createApp(deps);
   return {
     store,

@@ -1,4 +1,5 @@
 import { Role, roleAtLeast, type Principal, type User } from './identity.js';
+import type { PolicySubject } from './policy-rules/rule-expression.js';
 
 /**
  * Who may do what: the one policy module. Pure functions of the caller and the thing, so every entry point
@@ -69,6 +70,23 @@ export function nodeAccess(
   if (isAdmin(p)) return 'admin';
   if (p.projectId !== null && node.owner_project?.id === p.projectId) return 'owner';
   return leasedByCallerNow ? 'lessee' : null;
+}
+
+/**
+ * The facts the node policy rules (policy-rules/) are decided on: the caller's role, whether it is the operator,
+ * and how it relates to the node right now. Owner and lessee can both hold (an owner leasing its own node).
+ */
+export function nodeSubject(
+  p: Principal,
+  node: { readonly owner_project: { readonly id: string } | null },
+  leasedByCallerNow: boolean,
+): PolicySubject {
+  return {
+    is_admin: isAdmin(p),
+    is_node_owner: p.projectId !== null && node.owner_project?.id === p.projectId,
+    is_node_lessee: p.projectId !== null && leasedByCallerNow,
+    role: p.role,
+  };
 }
 
 /** Power, boot device, console: the operator, or a member of the owning or (while its lease is active) leasing project. */

@@ -15,6 +15,7 @@ import { LeasePlanner } from '../scheduler/lease-planner.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
+import { loadPolicy } from './load-policy.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -44,6 +45,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? createLogger(config.logLevel);
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
 
+  // Before anything is opened: a policy file with a mistake stops the start with the mistake in the message.
+  const policy = await loadPolicy(config.policyFile);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
   const closers: Array<() => Promise<void>> = [() => store.close()];
@@ -81,7 +84,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       webhooks.start();
       closers.push(() => webhooks.stop());
     }
-    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine });
+    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine, policy });
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
     const { port } = server.address() as AddressInfo;

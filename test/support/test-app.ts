@@ -1,4 +1,5 @@
 import { createApp } from '../../src/api/app.js';
+import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { fromValue } from '../../src/domain/tokens.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
@@ -58,7 +59,7 @@ export async function startTestApp(nodes: SimulatedNodeSpec[] = testInventory())
   const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 60_000 });
   await inventory.syncAll();
   const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS });
+  const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, policy: NodePolicy.defaults() });
 
   return {
     store,

@@ -11,6 +11,8 @@ describe('configuration', () => {
       databaseUrl: null,
       driver: 'simulated',
       syncIntervalMs: 60_000,
+      reconcileIntervalMs: 30_000,
+      policyFile: null,
       cleaningGapMs: 600_000,
       role: 'all',
       webhookUrl: null,
@@ -36,6 +38,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ LEASEHOLD_DRIVER: 'maas' })).toThrow(/LEASEHOLD_DRIVER/);
     expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: 'often' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
     expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: '0s' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
+    expect(() => loadConfig({ LEASEHOLD_RECONCILE_INTERVAL: 'never' })).toThrow(/LEASEHOLD_RECONCILE_INTERVAL/);
     expect(() => loadConfig({ LEASEHOLD_CLEANING_GAP: 'a bit' })).toThrow(/LEASEHOLD_CLEANING_GAP/);
     expect(() => loadConfig({ LEASEHOLD_ROLE: 'both' })).toThrow(/LEASEHOLD_ROLE/);
     expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'https://hooks.example/lh' })).toThrow(/LEASEHOLD_WEBHOOK_SECRET/);

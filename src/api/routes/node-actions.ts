@@ -1,6 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError } from '../../domain/errors.js';
-import { canOperateNode } from '../../domain/policy.js';
 import { BootDevice, PowerTarget } from '../../drivers/hardware-driver.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller } from '../node-access.js';
@@ -64,8 +63,10 @@ export function nodeActionRoutes(deps: ApiDeps) {
 
   router.openapi(power, async (c) => {
     const principal = c.get('principal');
-    const { node, access } = await nodeForCaller(deps, principal, c.req.valid('param').id);
-    if (!canOperateNode(principal, access)) throw new ForbiddenError('readers cannot change power; a member can');
+    const { node, access, subject } = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    if (!deps.policy.allows('baremetal:node:set_power_state', subject)) {
+      throw new ForbiddenError('the policy (baremetal:node:set_power_state) does not allow you to change power: readers cannot; a member can');
+    }
     const { action } = c.req.valid('json');
     const target = POWER_TARGETS[action];
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.power', { action, as: access }, () =>
@@ -78,8 +79,10 @@ export function nodeActionRoutes(deps: ApiDeps) {
 
   router.openapi(bootDevice, async (c) => {
     const principal = c.get('principal');
-    const { node, access } = await nodeForCaller(deps, principal, c.req.valid('param').id);
-    if (!canOperateNode(principal, access)) throw new ForbiddenError('readers cannot set the boot device; a member can');
+    const { node, access, subject } = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    if (!deps.policy.allows('baremetal:node:set_boot_device', subject)) {
+      throw new ForbiddenError('the policy (baremetal:node:set_boot_device) does not allow you to set the boot device: readers cannot; a member can');
+    }
     const { device, persistent = false } = c.req.valid('json');
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.boot_device', { device, persistent, as: access }, () =>
       deps.driver.setBootDevice(node.id, device as BootDevice, persistent),
