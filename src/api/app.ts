@@ -6,6 +6,8 @@ import { requireAuth } from './auth.js';
 import { createRouter, type ApiDeps, type AppEnv } from './context.js';
 import { docsPage } from './docs-page.js';
 import { errorResponse, toLeaseholdError } from './error-response.js';
+import { gatewayApp } from '../gateway/gateway-app.js';
+import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
@@ -75,6 +77,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', tokenRoutes(deps));
   app.route('/', nodeRoutes(deps));
   app.route('/', nodeActionRoutes(deps));
+  app.route('/', consoleRoutes(deps));
   app.route('/', offerRoutes(deps));
   app.route('/', leaseRoutes(deps));
   app.route('/', eventRoutes(deps));
@@ -90,6 +93,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
     },
     security: [{ bearer: [] }, { authToken: [] }],
   });
+  app.route('/baremetal', gatewayApp(deps, deps.ironic ?? null));
   app.route('/', docsPage());
   return app;
 }

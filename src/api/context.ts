@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
+import type { IronicForwarder } from '../gateway/gateway-app.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { InventorySync } from '../engine/inventory-sync.js';
 import type { Logger } from '../logger.js';
@@ -23,6 +24,19 @@ export interface ApiDeps {
   readonly engine?: { wake(): void };
   /** The node policy (defaults, or with the operator's LEASEHOLD_POLICY_FILE): asked by every entry point. */
   readonly policy: NodePolicy;
+  /** Ironic behind the `/baremetal` gateway (the ironic driver); null or absent: the gateway answers 403. */
+  readonly ironic?: IronicForwarder | null;
+  /** The serial console (src/console/); unset: 10-minute tokens, URLs from the request's host, no open connections. */
+  readonly console?: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  /** How long a console token can be used to open connections (LEASEHOLD_CONSOLE_TOKEN_TTL). */
+  readonly tokenTtlMs: number;
+  /** The server's public base URL (LEASEHOLD_PUBLIC_URL), for the consoles' ws:// or wss:// URLs. */
+  readonly publicUrl: string | null;
+  /** This process's open console connections: those of a revoked token are cut at once (other replicas: ≤ 1 s). */
+  readonly connections?: { closeToken(id: string): number };
 }
 
 export interface AppEnv {

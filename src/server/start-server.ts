@@ -2,9 +2,12 @@ import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../api/app.js';
+import type { ApiDeps } from '../api/context.js';
 import type { Config } from '../config.js';
+import { ConsoleProxy } from '../console/console-proxy.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { createDriver } from '../drivers/create-driver.js';
+import { IronicDriver } from '../drivers/ironic/ironic-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
@@ -84,9 +87,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       webhooks.start();
       closers.push(() => webhooks.stop());
     }
-    const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine, policy });
+    const apiDeps: ApiDeps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine, policy, ironic: driver instanceof IronicDriver ? driver : null };
+    const consoles = new ConsoleProxy(apiDeps);
+    const consoleSettings = { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl, connections: consoles };
+    const app = createApp({ ...apiDeps, console: consoleSettings });
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
+    // WebSocket upgrades (the serial console) on the same server and port; closed before the server (closers run
+    // in reverse), so open consoles end with 1001 and their ends are recorded while the store is still open.
+    consoles.attach(server);
+    closers.push(() => consoles.close());
     const { port } = server.address() as AddressInfo;
     const url = `http://${urlHost(config.host)}:${port}`;
     logger.info({ url, store: store.engine, driver: driver.kind, role: config.role }, 'listening');

@@ -104,31 +104,64 @@ export class IronicClient {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const ctx: FailureContext = { method, path, nodeId: options.nodeId, transition: options.transition };
 
+    const { result, attempts } = await this.send(method, url, headers, body, path);
+    if (result.kind === 'response' && result.status < 400) {
+      return { status: result.status, body: parseBody(result.text, ctx), headers: result.headers };
+    }
+    if (result.kind === 'network') {
+      throw new BackendUnavailableError(`Ironic at ${this.baseUrl} is unreachable (${method} ${path}: ${result.reason})`, {
+        details: { url: this.baseUrl, attempts },
+      });
+    }
+    const error = errorForStatus(result.status, faultstring(result.text), ctx);
+    this.logger.debug({ method, path, status: result.status, code: error.code }, 'ironic request failed');
+    throw error;
+  }
+
+  /**
+   * Sends a request on behalf of a tenant (the Ironic-compatible gateway, after its policy check) with Leasehold's
+   * credentials, and returns Ironic's answer untouched — status, body text and headers — so the tenant's client
+   * sees Ironic's shapes and errors. `microversion` is the one the client asked for (already capped by the caller);
+   * null sends none. Transient failures are retried like every other call; unreachable is BackendUnavailableError.
+   */
+  async forward(
+    method: string,
+    pathAndQuery: string,
+    options: { readonly body?: string; readonly microversion?: string | null } = {},
+  ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }> {
+    this.assertOpen();
+    const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
+    if (options.microversion) headers[VERSION_HEADER] = options.microversion;
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    const { result, attempts } = await this.send(method, this.baseUrl + pathAndQuery, headers, options.body, pathAndQuery.split('?')[0]!);
+    if (result.kind === 'network') {
+      throw new BackendUnavailableError(`Ironic at ${this.baseUrl} is unreachable (${method} ${pathAndQuery}: ${result.reason})`, {
+        details: { url: this.baseUrl, attempts },
+      });
+    }
+    return { status: result.status, text: result.text, headers: result.headers };
+  }
+
+  /** One request with the retries every call gets: 409 node locked, 503 and connection errors, with backoff. */
+  private async send(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    path: string,
+  ): Promise<{ readonly result: Attempt; readonly attempts: number }> {
     for (let attempt = 1; ; attempt++) {
       const result = await this.once(method, url, headers, body, path);
-      if (result.kind === 'response' && result.status < 400) {
-        return { status: result.status, body: parseBody(result.text, ctx), headers: result.headers };
-      }
+      if (result.kind === 'response' && result.status < 400) return { result, attempts: attempt };
       const fault = result.kind === 'response' ? faultstring(result.text) : null;
-      const transient =
-        result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
-      if (transient && attempt < this.retry.attempts) {
-        const delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
-        this.logger.debug(
-          { method, path, attempt, delayMs: delay, ...(result.kind === 'response' ? { status: result.status } : { error: result.reason }) },
-          'ironic request will be retried',
-        );
-        await this.sleep(delay);
-        continue;
-      }
-      if (result.kind === 'network') {
-        throw new BackendUnavailableError(`Ironic at ${this.baseUrl} is unreachable (${method} ${path}: ${result.reason})`, {
-          details: { url: this.baseUrl, attempts: attempt },
-        });
-      }
-      const error = errorForStatus(result.status, fault, ctx);
-      this.logger.debug({ method, path, status: result.status, code: error.code }, 'ironic request failed');
-      throw error;
+      const transient = result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
+      if (!transient || attempt >= this.retry.attempts) return { result, attempts: attempt };
+      const delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
+      this.logger.debug(
+        { method, path, attempt, delayMs: delay, ...(result.kind === 'response' ? { status: result.status } : { error: result.reason }) },
+        'ironic request will be retried',
+      );
+      await this.sleep(delay);
     }
   }
 

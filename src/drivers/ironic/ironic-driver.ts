@@ -39,6 +39,11 @@ export class IronicDriver implements HardwareDriver {
     return this.client.microversion();
   }
 
+  /** A tenant's request, after the gateway's policy check, sent with Leasehold's credentials (IronicClient.forward). */
+  forward(method: string, pathAndQuery: string, options: { readonly body?: string; readonly microversion?: string | null } = {}) {
+    return this.client.forward(method, pathAndQuery, options);
+  }
+
   async ping(): Promise<void> {
     // Negotiation reads `GET /` (no auth needed); `GET /v1/drivers` proves the credentials work too.
     await this.client.request('GET', '/v1/drivers');

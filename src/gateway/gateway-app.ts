@@ -1,0 +1,238 @@
+import { Hono, type Context } from 'hono';
+import { tokenFromHeaders } from '../api/auth.js';
+import type { ApiDeps } from '../api/context.js';
+import { nodeForCaller } from '../api/node-access.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
+import type { Principal } from '../domain/identity.js';
+import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
+import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
+import { isAdmin, nodeVisibility } from '../domain/policy.js';
+import { hashToken } from '../domain/tokens.js';
+import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
+import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED, REDACTED_FIELDS } from './ironic-shapes.js';
+
+/** What the gateway needs of Ironic: a request sent with Leasehold's credentials, answered as Ironic answered. */
+export interface IronicForwarder {
+  readonly url: string;
+  forward(
+    method: string,
+    pathAndQuery: string,
+    options?: { readonly body?: string; readonly microversion?: string | null },
+  ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }>;
+}
+
+type Env = { Variables: { principal: Principal } };
+type Ctx = Context<Env>;
+
+/** Sub-resources of a node the gateway serves, with the rule each method needs. */
+const NODE_SUBRESOURCES: Readonly<Record<string, Readonly<Record<string, NodeRuleName>>>> = {
+  states: { GET: 'baremetal:node:get_states' },
+  'states/power': { PUT: 'baremetal:node:set_power_state' },
+  'states/provision': { PUT: PROVISION_RULE },
+  'states/console': { GET: 'baremetal:node:get_console', PUT: 'baremetal:node:set_console_state' },
+  'management/boot_device': { GET: 'baremetal:node:get_boot_device', PUT: 'baremetal:node:set_boot_device' },
+  'management/boot_device/supported': { GET: 'baremetal:node:get_boot_device' },
+  traits: { GET: 'baremetal:node:traits:list', PUT: 'baremetal:node:traits:set', DELETE: 'baremetal:node:traits:delete' },
+  vifs: { GET: 'baremetal:node:vif:list', POST: 'baremetal:node:vif:attach' },
+  validate: { GET: 'baremetal:node:validate' },
+  maintenance: { PUT: 'baremetal:node:set_maintenance', DELETE: 'baremetal:node:clear_maintenance' },
+};
+const PASSED_HEADERS = [VERSION_HEADER, 'X-OpenStack-Ironic-API-Minimum-Version', 'X-OpenStack-Ironic-API-Maximum-Version', 'OpenStack-API-Version'];
+
+/**
+ * The Ironic-compatible endpoint at `/baremetal`: Ironic's node API with Leasehold's tenancy, so lessees and owners
+ * use their own tools (`baremetal`, metalsmith) and Ironic itself is never exposed. Each request is authenticated
+ * with a Leasehold token (`X-Auth-Token`), checked against the node policy (domain/policy-rules) with the caller's
+ * relation to the node decided from the lease table at this instant, then forwarded with Leasehold's own Ironic
+ * credentials and the client's microversion; answers keep Ironic's shapes and error format. Third parties get 404
+ * and empty lists, never 403, so nothing leaks that a node exists.
+ */
+export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<Env> {
+  const app = new Hono<Env>();
+  app.onError((err, c) => {
+    const { status, body } = ironicErrorFor(err);
+    return reply(c, status, body);
+  });
+  app.notFound((c) => {
+    const { status, body } = ironicError(404, `The resource could not be found: ${c.req.method} ${c.req.path}`);
+    return reply(c, status, body);
+  });
+  const backend = (): IronicForwarder => {
+    if (!ironic) throw new ForbiddenError('the Ironic-compatible endpoint needs LEASEHOLD_DRIVER=ironic');
+    return ironic;
+  };
+
+  // Version discovery (no token, as in Ironic): Ironic's documents with their links pointing at this gateway.
+  for (const path of ['/', '/v1', '/v1/']) {
+    app.get(path, async (c) => {
+      const res = await backend().forward('GET', path === '/' ? '/' : '/v1', { microversion: c.req.header(VERSION_HEADER) ?? null });
+      const base = `${new URL(c.req.url).origin}${c.req.path.replace(/\/v1\/?$/, '').replace(/\/$/, '')}`;
+      return reply(c, res.status, rewriteLinks(res.text, backend().url, base), res.headers);
+    });
+  }
+
+  app.use('/v1/*', async (c, next) => {
+    const token = tokenFromHeaders(c.req.header('authorization'), c.req.header('x-auth-token'));
+    if (!token) throw new UnauthenticatedError();
+    const principal = await deps.store.authenticate(hashToken(token), deps.clock.now());
+    if (!principal) throw new UnauthenticatedError('the token is unknown, revoked or expired');
+    c.set('principal', principal);
+    await next();
+  });
+
+  // Lists: the operator's are Ironic's as is; a project's hold only the nodes it may see at this instant.
+  for (const path of ['/v1/nodes', '/v1/nodes/detail']) {
+    app.get(path, async (c) => {
+      const principal = c.get('principal');
+      const ironicPath = `${path}${queryOf(c)}`;
+      if (isAdmin(principal)) return passThrough(c, await backend().forward('GET', ironicPath, { microversion: version(c) }));
+      return listForProject(c, deps, backend(), principal, path);
+    });
+  }
+
+  app.get('/v1/nodes/:ident', async (c) => {
+    const found = await nodeForCaller(deps, c.get('principal'), c.req.param('ident'));
+    if (!deps.policy.allows('baremetal:node:get', found.subject)) throw new NotFoundError('node', c.req.param('ident'));
+    const res = await backend().forward('GET', `/v1/nodes/${found.node.id}${queryOf(c)}`, { microversion: version(c) });
+    return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(res.text), deps, found.subject)) : res.text, res.headers);
+  });
+
+  app.patch('/v1/nodes/:ident', async (c) => {
+    const found = await nodeForCaller(deps, c.get('principal'), c.req.param('ident'));
+    const text = await c.req.text();
+    let ops: unknown;
+    try {
+      ops = JSON.parse(text);
+    } catch {
+      return reply(c, 400, ironicError(400, 'The request body is not a valid JSON Patch document').body);
+    }
+    if (!Array.isArray(ops)) return reply(c, 400, ironicError(400, 'A JSON Patch document is a list of operations').body);
+    for (const op of ops as Array<{ path?: unknown }>) {
+      const path = typeof op?.path === 'string' ? op.path : '';
+      if (path.startsWith('/extra/leasehold_lease') && !found.subject.is_admin) {
+        throw new ForbiddenError('extra/leasehold_lease is written by Leasehold only');
+      }
+      const rule = patchRule(path);
+      if (!deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
+    }
+    const res = await backend().forward('PATCH', `/v1/nodes/${found.node.id}`, { body: text, microversion: version(c) });
+    if (res.status < 300) void deps.inventory.refreshNode(found.node.id).catch(() => undefined);
+    return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(res.text), deps, found.subject)) : res.text, res.headers);
+  });
+
+  app.all('/v1/nodes/:ident/*', async (c) => {
+    const ident = c.req.param('ident');
+    const sub = c.req.path.slice(c.req.path.indexOf(`/nodes/${ident}/`) + `/nodes/${ident}/`.length).replace(/\/$/, '');
+    const vifDetach = /^vifs\/[^/]+$/.test(sub) && c.req.method === 'DELETE';
+    const traitOne = /^traits\/[^/]+$/.test(sub);
+    const rules = vifDetach
+      ? { DELETE: 'baremetal:node:vif:detach' as NodeRuleName }
+      : traitOne
+        ? { PUT: 'baremetal:node:traits:set' as NodeRuleName, DELETE: 'baremetal:node:traits:delete' as NodeRuleName }
+        : NODE_SUBRESOURCES[sub];
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
+    const rule = rules?.[c.req.method];
+    if (!rule) throw new ForbiddenError(`${c.req.method} /v1/nodes/{node}/${sub} is not offered through Leasehold's gateway`);
+    if (!deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
+    const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
+    const res = await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c) });
+    if (res.status < 300 && c.req.method !== 'GET') deps.inventory.followNode(found.node.id);
+    return passThrough(c, res);
+  });
+
+  // Everything else in Ironic's API (ports, chassis, drivers, allocations...) is the operator's, through Ironic.
+  app.all('/v1/*', async (c) => {
+    if (!isAdmin(c.get('principal'))) throw new ForbiddenError(`${c.req.path} is not offered to projects through Leasehold's gateway`);
+    const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
+    return passThrough(c, await backend().forward(c.req.method, `${c.req.path}${queryOf(c)}`, { body, microversion: version(c) }));
+  });
+
+  return app;
+}
+
+async function listForProject(c: Ctx, deps: ApiDeps, ironic: IronicForwarder, principal: Principal, path: string): Promise<Response> {
+  const url = new URL(c.req.url);
+  const limit = Math.min(Math.max(Number(url.searchParams.get('limit') ?? 1000) || 1000, 1), 1000);
+  const marker = url.searchParams.get('marker');
+  // The nodes this project may see at this instant (owned, or leased now), then Ironic's answer for the query
+  // without paging, kept to those: Ironic's own filters (owner=, lessee=, provision_state=, fields=...) still apply.
+  const visible = new Map<string, PolicySubject>();
+  const now = deps.clock.now();
+  let page = await deps.store.listNodes({}, nodeVisibility(principal, now), { limit: 1000 });
+  for (;;) {
+    const leases = await deps.store.leasing.currentLeases(page.items.map((n) => n.id), now);
+    for (const node of page.items) {
+      const leased = leases.get(node.id)?.project_id === principal.projectId;
+      visible.set(node.id, { is_admin: false, is_node_owner: node.owner_project?.id === principal.projectId, is_node_lessee: leased, role: principal.role });
+    }
+    if (!page.nextMarker) break;
+    page = await deps.store.listNodes({}, nodeVisibility(principal, now), { limit: 1000, marker: page.nextMarker });
+  }
+  const query = new URLSearchParams(url.searchParams);
+  query.delete('limit');
+  query.delete('marker');
+  const all: Array<Record<string, unknown>> = [];
+  let next: string | null = `${path}?${withFields(query).toString()}`;
+  while (next) {
+    const res = await ironic.forward('GET', next, { microversion: version(c) });
+    if (res.status >= 300) return passThrough(c, res);
+    const doc = JSON.parse(res.text) as { nodes?: Array<Record<string, unknown>>; next?: string };
+    all.push(...(doc.nodes ?? []));
+    next = doc.next ? new URL(doc.next).pathname.replace(/^.*?\/v1\//, '/v1/') + new URL(doc.next).search : null;
+  }
+  const mine = all.filter((n) => visible.has(String(n.uuid)) && deps.policy.allows('baremetal:node:get', visible.get(String(n.uuid))!));
+  const start = marker ? mine.findIndex((n) => n.uuid === marker) + 1 : 0;
+  const slice = mine.slice(start, start + limit);
+  const fields = url.searchParams.get('fields');
+  const nodes = slice.map((n) => strip(redact(n, deps, visible.get(String(n.uuid))!), fields));
+  const body: Record<string, unknown> = { nodes };
+  if (start + limit < mine.length && slice.length > 0) {
+    const q = new URLSearchParams(url.searchParams);
+    q.set('limit', String(limit));
+    q.set('marker', String(slice[slice.length - 1]!.uuid));
+    body.next = `${url.origin}${url.pathname}?${q.toString()}`;
+  }
+  return reply(c, 200, JSON.stringify(body));
+}
+
+/** The uuid is needed to filter by visibility: asked for even when the client's `fields=` leaves it out. */
+function withFields(query: URLSearchParams): URLSearchParams {
+  const fields = query.get('fields');
+  if (fields && !fields.split(',').includes('uuid')) query.set('fields', `${fields},uuid`);
+  return query;
+}
+
+function strip(node: Record<string, unknown>, fields: string | null): Record<string, unknown> {
+  if (!fields || fields.split(',').includes('uuid')) return node;
+  const { uuid: _uuid, ...rest } = node;
+  return rest;
+}
+
+function redact(node: Record<string, unknown>, deps: ApiDeps, subject: PolicySubject): Record<string, unknown> {
+  const out = { ...node };
+  for (const [field, rule] of REDACTED_FIELDS) {
+    if (field in out && out[field] !== null && !deps.policy.allows(rule, subject)) out[field] = REDACTED;
+  }
+  return out;
+}
+
+function rewriteLinks(text: string, ironicUrl: string, base: string): string {
+  return text.split(ironicUrl.replace(/\/+$/, '')).join(base);
+}
+
+const version = (c: Ctx): string | null => c.req.header(VERSION_HEADER) ?? null;
+const queryOf = (c: Ctx): string => new URL(c.req.url).search;
+function passThrough(c: Ctx, res: { status: number; text: string; headers: Headers }): Response {
+  return reply(c, res.status, res.text, res.headers);
+}
+
+function reply(_c: Ctx, status: number, body: string, from?: Headers): Response {
+  // An empty answer (202 to a state change) carries no Content-Type: clients would try to decode it as JSON.
+  const empty = status === 204 || body === '';
+  const headers = new Headers(empty ? {} : { 'Content-Type': 'application/json' });
+  for (const name of PASSED_HEADERS) {
+    const value = from?.get(name);
+    if (value) headers.set(name, value);
+  }
+  return new Response(empty ? null : body, { status, headers });
+}
