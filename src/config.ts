@@ -34,6 +34,8 @@ export interface Config {
   readonly logLevel: string;
   /** Public base URL, for links in responses; derived from the listening address when unset. */
   readonly publicUrl: string | null;
+  /** How long a serial console token can be used to open connections (LEASEHOLD_CONSOLE_TOKEN_TTL). */
+  readonly consoleTokenTtlMs: number;
 }
 
 export interface IronicConfig {
@@ -87,7 +89,8 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     webhookEndingSoonMs: durationVar(env, 'LEASEHOLD_WEBHOOK_ENDING_SOON', '1h'),
     role: parseRole(flags.role ?? env.LEASEHOLD_ROLE?.trim() ?? 'all'),
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
-    publicUrl: env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null,
+    publicUrl: publicUrl(env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null),
+    consoleTokenTtlMs: durationVar(env, 'LEASEHOLD_CONSOLE_TOKEN_TTL', '10m'),
   };
 }
 
@@ -129,6 +132,19 @@ function webhookUrl(value: string | null): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw configError('LEASEHOLD_WEBHOOK_URL', 'must be http(s)');
   return url.toString();
+}
+
+/** The console's ws:// and wss:// URLs are derived from it: it must be an http(s) URL. */
+function publicUrl(value: string | null): string | null {
+  if (value === null) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw configError('LEASEHOLD_PUBLIC_URL', `is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw configError('LEASEHOLD_PUBLIC_URL', 'must be http(s)');
+  return value;
 }
 
 function parseRole(value: string): Config['role'] {

@@ -38,6 +38,16 @@ export interface ApiTokensTable {
   revoked_at: NullableTimestamp;
 }
 
+export interface ConsoleTokensTable {
+  id: Generated<string>;
+  node_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
 export interface NodesTable {
   id: string;
   name: string | null;
@@ -174,6 +184,7 @@ export interface Database {
   projects: ProjectsTable;
   users: UsersTable;
   api_tokens: ApiTokensTable;
+  console_tokens: ConsoleTokensTable;
   nodes: NodesTable;
   offers: OffersTable;
   leases: LeasesTable;

@@ -4,9 +4,11 @@ import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
+import type { ConsoleStore } from './console-store.js';
 import { guarded } from './db-errors.js';
 import type { EngineStore } from './engine-store.js';
 import { keysetPage } from './keyset-page.js';
+import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { LeasingStore } from './leasing-store.js';
@@ -42,6 +44,7 @@ export class KyselyStore implements Store {
   readonly leasing: LeasingStore;
   readonly tasks: EngineStore;
   readonly webhooks: WebhookOutbox;
+  readonly consoles: ConsoleStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -50,6 +53,7 @@ export class KyselyStore implements Store {
     this.leasing = new KyselyLeasingStore(db);
     this.tasks = new KyselyEngineStore(db);
     this.webhooks = new KyselyWebhookOutbox(db);
+    this.consoles = new KyselyConsoleStore(db);
   }
 
   ping(): Promise<void> {

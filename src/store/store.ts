@@ -1,5 +1,6 @@
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
+import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
 import type { LeasingStore } from './leasing-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
@@ -91,6 +92,8 @@ export interface Store {
   readonly tasks: EngineStore;
   /** Lease notifications for the operator's webhook (webhook-outbox.ts). */
   readonly webhooks: WebhookOutbox;
+  /** Serial console tokens (console-store.ts). */
+  readonly consoles: ConsoleStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
+import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
@@ -15,5 +16,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     tokensContract(openFreshStore);
     nodesContract(openFreshStore);
     engineContract(openFreshStore);
+    consoleContract(openFreshStore);
   });
 }

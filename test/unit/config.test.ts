@@ -20,6 +20,21 @@ describe('configuration', () => {
     expect(loadConfig({ LEASEHOLD_CLEANING_GAP: '0s' }).cleaningGapMs).toBe(0);
   });
 
+  it('gives console tokens 10 minutes unless LEASEHOLD_CONSOLE_TOKEN_TTL says otherwise', () => {
+    expect(loadConfig({}).consoleTokenTtlMs).toBe(600_000);
+    expect(loadConfig({ LEASEHOLD_CONSOLE_TOKEN_TTL: '90s' }).consoleTokenTtlMs).toBe(90_000);
+    expect(loadConfig({ LEASEHOLD_CONSOLE_TOKEN_TTL: 'PT1H' }).consoleTokenTtlMs).toBe(3_600_000);
+    expect(() => loadConfig({ LEASEHOLD_CONSOLE_TOKEN_TTL: '0s' })).toThrow(/LEASEHOLD_CONSOLE_TOKEN_TTL/);
+    expect(() => loadConfig({ LEASEHOLD_CONSOLE_TOKEN_TTL: 'a while' })).toThrow(/LEASEHOLD_CONSOLE_TOKEN_TTL/);
+  });
+
+  it('takes LEASEHOLD_PUBLIC_URL without its trailing slash, and refuses one that is not http(s)', () => {
+    expect(loadConfig({}).publicUrl).toBeNull();
+    expect(loadConfig({ LEASEHOLD_PUBLIC_URL: 'https://lh.example/leasehold/' }).publicUrl).toBe('https://lh.example/leasehold');
+    expect(() => loadConfig({ LEASEHOLD_PUBLIC_URL: 'lh.example' })).toThrow(/LEASEHOLD_PUBLIC_URL/);
+    expect(() => loadConfig({ LEASEHOLD_PUBLIC_URL: 'ws://lh.example' })).toThrow(/LEASEHOLD_PUBLIC_URL/);
+  });
+
   it('reads the environment, and flags win over it', () => {
     const env = {
       LEASEHOLD_PORT: '9000',

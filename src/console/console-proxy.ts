@@ -1,0 +1,112 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ApiDeps } from '../api/context.js';
+import { hashToken } from '../domain/tokens.js';
+import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
+import { ConsoleSession, type ConsoleSessionOptions } from './console-session.js';
+
+/** `/v1/consoles/{id}/stream`, possibly under the path prefix a reverse proxy publishes the server at. */
+const STREAM_PATH = /^(?:\/.*)?\/v1\/consoles\/([^/]+)\/stream\/?$/;
+
+/** Keystroke frames are small; a bigger frame is a client error (ws closes with 1009). */
+const MAX_FRAME_BYTES = 64 * 1024;
+
+const DEFAULTS: ConsoleSessionOptions = { recheckMs: 1_000, enableTimeoutMs: 60_000, pollMs: 500 };
+
+/** Anything that emits Node's http 'upgrade' event: the server @hono/node-server creates. */
+export interface UpgradeSource {
+  on(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+}
+
+/**
+ * The serial console proxy: WebSocket connections on the API's own server and port (`/v1/consoles/{id}/stream?
+ * token=...`), each bridged to a node's console by a ConsoleSession. Every request that upgrades is taken here;
+ * the token is read from the query and used for one hashed lookup, never logged (nor is the request's URL).
+ * A bad token is refused after the upgrade, with a close code a browser can read (an HTTP error would reach a
+ * browser's WebSocket as a bare "error").
+ */
+export class ConsoleProxy {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  private readonly sessions = new Set<ConsoleSession>();
+  private readonly options: ConsoleSessionOptions;
+  private closing = false;
+
+  constructor(
+    private readonly deps: ApiDeps,
+    options: Partial<ConsoleSessionOptions> = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  /** Takes the WebSocket upgrades of `server`. */
+  attach(server: UpgradeSource): void {
+    server.on('upgrade', (req, socket, head) => this.handleUpgrade(req, socket, head));
+  }
+
+  /** Open console connections in this process. */
+  get openConnections(): number {
+    return [...this.sessions].filter((s) => !s.isClosed).length;
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://upgrade.invalid');
+    const match = STREAM_PATH.exec(url.pathname);
+    if (!match) return refuse(socket, 404, 'Not Found');
+    if (this.closing) return refuse(socket, 503, 'Service Unavailable');
+    const consoleId = decodeURIComponent(match[1]!);
+    const token = url.searchParams.get('token') ?? '';
+    this.wss.handleUpgrade(req, socket, head, (ws) => void this.open(ws, consoleId, token));
+  }
+
+  /** Cuts this process's connections that use the console token `id` (it was just revoked). */
+  closeToken(id: string): number {
+    let closed = 0;
+    for (const session of this.sessions) {
+      if (session.tokenId !== id || session.isClosed) continue;
+      session.close(CloseCode.TokenRefused, 'the console token was revoked');
+      closed++;
+    }
+    return closed;
+  }
+
+  /** Closes every connection (1001) and waits, bounded, until their ends are recorded. Before the store closes. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const sessions = [...this.sessions];
+    for (const session of sessions) session.close(CloseCode.GoingAway, 'the server is shutting down');
+    await Promise.race([Promise.all(sessions.map((s) => s.done)), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    for (const client of this.wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private async open(ws: WebSocket, consoleId: string, token: string): Promise<void> {
+    const log = this.deps.logger.child({ console: consoleId });
+    ws.on('error', (err: Error) => log.warn({ err: err.message }, 'console connection error'));
+    try {
+      const grant = token === '' ? null : await this.deps.store.consoles.findByHash(hashToken(token));
+      if (!grant || grant.token.id !== consoleId) {
+        log.info('console refused: unknown token');
+        ws.close(CloseCode.TokenRefused, closeReason('unknown console token (or not the token of this console)'));
+        return;
+      }
+      if (this.closing) {
+        ws.close(CloseCode.GoingAway, 'the server is shutting down');
+        return;
+      }
+      const session = new ConsoleSession(ws, grant, this.deps, this.options, log.child({ user: grant.principal.userName }));
+      this.sessions.add(session);
+      ws.once('close', () => void session.done.then(() => this.sessions.delete(session)));
+      await session.start(grant.token);
+    } catch (err) {
+      log.error({ err }, 'console open failed');
+      ws.close(closeCodeFor(err), closeReason(err instanceof Error ? err.message : String(err)));
+    }
+  }
+}
+
+/** Answers an upgrade that is not ours (or comes during shutdown) with a plain HTTP status. */
+function refuse(socket: Duplex, status: number, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}

@@ -1,0 +1,64 @@
+import type { Clock } from '../domain/clock.js';
+import { BackendUnavailableError, ForbiddenError, isLeaseholdError, NodeBusyError } from '../domain/errors.js';
+import type { HardwareDriver } from '../drivers/hardware-driver.js';
+
+export interface EnsureConsoleOptions {
+  readonly clock: Clock;
+  /** How long to wait for the console to come up (Ironic's socat console takes 10–16 s). */
+  readonly timeoutMs: number;
+  /** How often to ask the driver meanwhile. */
+  readonly pollMs: number;
+  /** Whether the caller may turn the console on (the policy's set_console_state). */
+  readonly mayEnable: boolean;
+  readonly signal: AbortSignal;
+  /** Called once when the console had to be turned on, to tell the person waiting. */
+  readonly onEnabling: () => void;
+}
+
+/** After asking Ironic to enable it, ask again if it still shows disabled this long after (someone turned it off). */
+const REQUEST_AGAIN_MS = 5_000;
+
+/**
+ * Makes sure the node's console is enabled and reachable: turns it on if needed and waits, bounded, until the
+ * driver gives an address for it. Ironic answers the enable request at once but its socat console only shows an
+ * address after 10–16 s, and a console whose interface gives none (Ironic's `fake`) never does: the timeout ends
+ * that wait with a BackendUnavailableError that says so. A locked node (NodeBusyError) is retried until the deadline.
+ */
+export async function ensureConsole(driver: HardwareDriver, nodeId: string, options: EnsureConsoleOptions): Promise<void> {
+  const { clock } = options;
+  const deadline = clock.now().getTime() + options.timeoutMs;
+  let requestedAt: number | null = null;
+  let lastProblem = '';
+  for (;;) {
+    options.signal.throwIfAborted();
+    try {
+      const console = await driver.getConsole(nodeId);
+      if (console.enabled && console.info !== null) return;
+      const now = clock.now().getTime();
+      if (console.enabled) {
+        lastProblem = 'it is enabled but gives no address to connect to (yet); Leasehold connects to socat consoles (e.g. ipmitool-socat)';
+      } else if (requestedAt === null || now - requestedAt >= REQUEST_AGAIN_MS) {
+        if (!options.mayEnable) {
+          throw new ForbiddenError(
+            'the serial console is off and the policy (baremetal:node:set_console_state) does not allow you to turn it on',
+          );
+        }
+        await driver.setConsoleEnabled(nodeId, true);
+        if (requestedAt === null) options.onEnabling();
+        requestedAt = now;
+        lastProblem = 'the console was asked to turn on and has not come up';
+      }
+    } catch (err) {
+      // A locked node or a moment without Ironic: try again until the deadline. Anything else is the answer.
+      if (!(err instanceof NodeBusyError || err instanceof BackendUnavailableError)) throw err;
+      lastProblem = isLeaseholdError(err) ? err.message : String(err);
+    }
+    if (clock.now().getTime() >= deadline) {
+      throw new BackendUnavailableError(
+        `the serial console of node ${nodeId} did not come up within ${Math.round(options.timeoutMs / 1000)} s: ${lastProblem}`,
+        { details: { node: nodeId } },
+      );
+    }
+    await clock.sleep(Math.min(options.pollMs, Math.max(0, deadline - clock.now().getTime())), options.signal);
+  }
+}
