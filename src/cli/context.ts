@@ -3,11 +3,16 @@ import { ApiClient } from './client.js';
 import { resolveSettings, type ClientSettings, type Env } from './config.js';
 import { renderJson } from './output.js';
 
+/** Keyboard input (process.stdin); only `leasehold console` reads it. */
+export type CliInput = NodeJS.ReadableStream & { readonly isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+
 /** Where a run reads and writes: the process's streams in production, buffers in tests. */
 export interface CliIo {
-  readonly stdout: { write(chunk: string): unknown };
+  /** Bytes as well as text: `leasehold console` passes the node's output through unchanged. */
+  readonly stdout: { write(chunk: string | Uint8Array): unknown };
   readonly stderr: { write(chunk: string): unknown };
   readonly env: Env;
+  readonly stdin?: CliInput;
   /** The clock for `--expires-in`; the real one unless a test fixes it. */
   readonly now?: () => Date;
   /** How `--wait` pauses between polls; the real timer unless a test makes it instant. */

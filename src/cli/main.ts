@@ -12,6 +12,14 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+const code = await run(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  // Read only by `leasehold console`: other commands never create the stdin stream.
+  get stdin() {
+    return process.stdin;
+  },
+});
 // `serve` ends with its server closed; client commands may leave idle keep-alive sockets: exit explicitly.
 process.exit(code);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAuthCommands } from './commands/auth.js';
+import { registerConsoleCommand } from './commands/console.js';
 import { registerEventCommands } from './commands/event.js';
 import { registerLeaseCommands } from './commands/lease.js';
 import { registerNodeCommands } from './commands/node.js';
@@ -32,6 +33,7 @@ Examples:
   leasehold login --url http://127.0.0.1:8080 --token lh_...
   leasehold node list --owner physics-lab --all
   leasehold offer create gpu-01 --max-lease 5d
+  leasehold console gpu-01                       (Ctrl-] detaches)
   leasehold lease create --need '3:memory >= 48GiB and gpus >= 1' --need '1:memory >= 16GiB and disk >= 1TB' --for 3d
   leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d
   leasehold token create --user <user-id> --expires-in 30d`;
@@ -73,6 +75,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
   registerUserCommands(program, ctx);
   registerTokenCommands(program, ctx);
   registerNodeCommands(program, ctx);
+  registerConsoleCommand(program, ctx);
   registerOfferCommands(program, ctx);
   registerLeaseCommands(program, ctx);
   registerEventCommands(program, ctx);
