@@ -7,7 +7,9 @@ import { defineConfig } from 'vitest/config';
 //   default project (groupOrder), so their timings are not measured on a machine busy with the unit tests. The
 //   first run may install the Debian packages (≈ 45 s, root only), hence the long hook timeout. Outside CI a
 //   machine without Ironic skips them loudly; under CI (CI set) that is an error.
-//   Alone: `npm run test:ironic` (= vitest run --project ironic).
+// - `ironic-figures`: test/ironic/figures.ironic.ts, the throughput figures (200 nodes), alone and last so that
+//   nothing else runs on the machine meanwhile.
+// The real-Ironic suites alone: `npm run test:ironic` (both Ironic projects); `--project ironic` skips the figures.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -29,10 +31,22 @@ export default defineConfig({
         test: {
           name: 'ironic',
           include: ['test/ironic/**/*.ironic.ts'],
+          exclude: ['test/ironic/figures.ironic.ts'],
           maxWorkers: 2,
           testTimeout: 180_000,
           hookTimeout: 600_000,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'ironic-figures',
+          include: ['test/ironic/figures.ironic.ts'],
+          maxWorkers: 1,
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

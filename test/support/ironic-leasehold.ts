@@ -145,8 +145,18 @@ export async function startLeasehold(ironic: IronicHandle, opts: StartLeaseholdO
     LEASEHOLD_LOG_LEVEL: 'info',
     ...opts.env,
   };
-  let server = await startServerProcess(env, 60_000);
   let earlierOutput = '';
+  let stderr = '';
+  /** Starts the process and keeps its stderr and how it exited (startServerProcess keeps stdout only). */
+  const launch = async () => {
+    const started = await startServerProcess(env, 60_000);
+    started.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    started.proc.once('exit', (code, signal) => {
+      if (signal !== 'SIGKILL' && code !== 0) stderr += `\n[leasehold exited: code ${code}, signal ${signal}]\n`;
+    });
+    return started;
+  };
+  let server = await launch();
   const url = () => server.url;
   const api = (token: string, name = 'caller') => new Api(url, token, name);
   const admin = api(ADMIN_TOKEN, 'admin');
@@ -185,7 +195,7 @@ export async function startLeasehold(ironic: IronicHandle, opts: StartLeaseholdO
       if (server.proc.exitCode === null && server.proc.signalCode === null) await handle.stop({ keepData: true });
       earlierOutput += server.output();
       const t0 = performance.now();
-      server = await startServerProcess(env, 60_000);
+      server = await launch();
       return Math.round(performance.now() - t0);
     },
     async stop(o = {}) {
@@ -195,7 +205,8 @@ export async function startLeasehold(ironic: IronicHandle, opts: StartLeaseholdO
       return code;
     },
     logTail(lines = 60) {
-      return (earlierOutput + server.output()).trimEnd().split('\n').slice(-lines).join('\n');
+      const out = (earlierOutput + server.output()).trimEnd().split('\n').slice(-lines).join('\n');
+      return stderr.trim() ? `${out}\n---- stderr ----\n${stderr.trimEnd().split('\n').slice(-lines).join('\n')}` : out;
     },
   };
   return handle;
