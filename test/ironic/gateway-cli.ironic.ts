@@ -41,10 +41,11 @@ describe.skipIf(!avail.ok)('the baremetal CLI through the gateway', () => {
 
   beforeAll(async () => {
     ironic = await startIronic();
-    [nodeId] = await ironic.enroll([
+    const ids = await ironic.enroll([
       nodeSpec('gw-node', { memory_gib: 128, cpus: 32, local_gb: 960 }, { owner: 'gw-owners' }),
       nodeSpec('gw-other', { memory_gib: 128, cpus: 32, local_gb: 960 }, { owner: 'gw-others' }),
     ]);
+    nodeId = ids[0]!;
     lh = await startLeasehold(ironic);
     owner = await lh.member('gw-owners', 'olive');
     lessee = await lh.member('gw-lessees', 'leo');
