@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { ApiDeps } from '../api/context.js';
 import { hashToken } from '../domain/tokens.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
@@ -84,6 +84,10 @@ export class ConsoleProxy {
   private async open(ws: WebSocket, consoleId: string, token: string): Promise<void> {
     const log = this.deps.logger.child({ console: consoleId });
     ws.on('error', (err: Error) => log.warn({ err: err.message }, 'console connection error'));
+    // Keystrokes that arrive while the token is looked up are handed to the session, not dropped.
+    const early: RawData[] = [];
+    const keep = (data: RawData) => early.push(data);
+    ws.on('message', keep);
     try {
       const grant = token === '' ? null : await this.deps.store.consoles.findByHash(hashToken(token));
       if (!grant || grant.token.id !== consoleId) {
@@ -96,6 +100,8 @@ export class ConsoleProxy {
         return;
       }
       const session = new ConsoleSession(ws, grant, this.deps, this.options, log.child({ user: grant.principal.userName }));
+      ws.off('message', keep);
+      for (const data of early) session.receive(data);
       this.sessions.add(session);
       ws.once('close', () => void session.done.then(() => this.sessions.delete(session)));
       await session.start(grant.token);

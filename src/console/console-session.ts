@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import type { ConsoleGrant, ConsoleToken } from '../store/console-store.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
 import { consoleAccess, type ConsoleAccess } from './console-access.js';
-import { ensureConsole } from './ensure-console.js';
+import { openConsole } from './open-console.js';
 
 export interface ConsoleSessionOptions {
   /** How often an open connection re-reads its token and the lease table (revocations, shortened leases). */
@@ -70,7 +70,7 @@ export class ConsoleSession {
     this.nodeId = grant.token.node_id;
     this.nodeName = grant.token.node_id;
     this.principal = grant.principal;
-    ws.on('message', (data: RawData) => this.input(data));
+    ws.on('message', (data: RawData) => this.receive(data));
     ws.on('close', (code: number, reason: Buffer) => this.closedByClient(code, reason.toString('utf8')));
     // Protocol errors (a frame too big, bad UTF-8): ws closes the socket itself and 'close' follows.
     ws.on('error', (err: Error) => this.log.warn({ err: err.message }, 'console connection error'));
@@ -97,7 +97,7 @@ export class ConsoleSession {
       this.connectedAt = this.deps.clock.now();
       this.record([this.event('console.connected', { details: { as: access.access } })]);
       this.log.info({ node: this.nodeId, as: access.access }, 'console connected');
-      await ensureConsole(this.deps.driver, this.nodeId, {
+      const stream = await openConsole(this.deps.driver, this.nodeId, {
         clock: this.deps.clock,
         timeoutMs: this.options.enableTimeoutMs,
         pollMs: this.options.pollMs,
@@ -105,8 +105,6 @@ export class ConsoleSession {
         signal: this.abort.signal,
         onEnabling: () => this.notice(`the serial console of ${this.nodeName} is off: turning it on (Ironic can take 15 s or more)...`),
       });
-      if (this.isClosed) return;
-      const stream = await this.deps.driver.connectConsole(this.nodeId);
       if (this.isClosed) {
         stream.destroy();
         return;
@@ -158,7 +156,8 @@ export class ConsoleSession {
     this.pendingBytes = 0;
   }
 
-  private input(data: RawData): void {
+  /** Bytes from the client for the serial line (kept while the console is being turned on). */
+  receive(data: RawData): void {
     if (this.isClosed) return;
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     this.bytesFromClient += bytes.length;

@@ -36,7 +36,7 @@ describe.skipIf(!avail.ok)('the serial console on a real Ironic', () => {
 
   beforeAll(async () => {
     ironic = await startIronic();
-    [nodeId] = await ironic.enroll([
+    const enrolled = await ironic.enroll([
       {
         name: 'console-1',
         owner: 'physics-lab',
@@ -45,6 +45,7 @@ describe.skipIf(!avail.ok)('the serial console on a real Ironic', () => {
         driver_info: { ipmi_address: '127.0.0.1', ipmi_username: 'admin', ipmi_password: 'console-bmc-secret' },
       },
     ]);
+    nodeId = enrolled[0]!;
     dataDir = await mkdtemp(join(tmpdir(), 'leasehold-console-ironic-'));
     const config = loadConfig({
       LEASEHOLD_DRIVER: 'ironic',

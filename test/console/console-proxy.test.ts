@@ -106,6 +106,38 @@ describe('the serial console during a lease', () => {
     expect((await t.request('POST', '/v1/nodes/gpu-01/console', { token: lessee.token })).status).toBe(404);
   });
 
+  it('keeps the connection past the old end of a lease that was extended, and cuts it at the new end', async () => {
+    const { id, end } = await lease('gpu-01', '5m');
+    await enableConsole();
+    const client = connect((await consoleFor(lessee.token)).url);
+    await client.waitFor((out) => out.includes('login: '));
+    const newEnd = new Date(Date.parse(end) + 2 * MINUTE).toISOString();
+    const extended = await t.request('PATCH', `/v1/leases/${id}`, { token: lessee.token, body: { end: newEnd } });
+    expect(extended.status, JSON.stringify(extended.body)).toBe(200);
+    await t.clock.advanceTo(new Date(Date.parse(end) + 1_000));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(client.isClosed()).toBe(false);
+    await t.clock.advanceTo(newEnd);
+    expect(await client.closed).toMatchObject({ code: 4410, reason: `the lease ended at ${newEnd}` });
+  });
+
+  it("keeps the owner's console open when the lessee's lease ends", async () => {
+    const { end } = await lease('gpu-01', '5m');
+    await enableConsole();
+    const theirs = connect((await consoleFor(lessee.token)).url);
+    const mine = connect((await consoleFor(owner.token)).url);
+    await theirs.waitFor((out) => out.includes('login: '));
+    await mine.waitFor((out) => out.includes('login: '));
+    await t.clock.advanceTo(end);
+    expect((await theirs.closed).code).toBe(4410);
+    await t.clock.advance(2_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(mine.isClosed()).toBe(false);
+    mine.send('\r');
+    await mine.waitFor((out) => out.split('login: ').length > 2);
+    mine.ws.close();
+  });
+
   it('cuts the connection within a second when the lease is ended early', async () => {
     const l = await lease('gpu-01', '1h');
     await enableConsole();

@@ -1,8 +1,9 @@
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../domain/clock.js';
 import { BackendUnavailableError, ForbiddenError, isLeaseholdError, NodeBusyError } from '../domain/errors.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 
-export interface EnsureConsoleOptions {
+export interface OpenConsoleOptions {
   readonly clock: Clock;
   /** How long to wait for the console to come up (Ironic's socat console takes 10–16 s). */
   readonly timeoutMs: number;
@@ -15,16 +16,21 @@ export interface EnsureConsoleOptions {
   readonly onEnabling: () => void;
 }
 
-/** After asking Ironic to enable it, ask again if it still shows disabled this long after (someone turned it off). */
-const REQUEST_AGAIN_MS = 5_000;
+/**
+ * After asking Ironic to enable it, ask again if it still shows disabled this long after (someone turned it off
+ * meanwhile). Longer than Ironic's own 10–16 s, during which a second request only meets the node's lock.
+ */
+const REQUEST_AGAIN_MS = 20_000;
 
 /**
- * Makes sure the node's console is enabled and reachable: turns it on if needed and waits, bounded, until the
- * driver gives an address for it. Ironic answers the enable request at once but its socat console only shows an
- * address after 10–16 s, and a console whose interface gives none (Ironic's `fake`) never does: the timeout ends
- * that wait with a BackendUnavailableError that says so. A locked node (NodeBusyError) is retried until the deadline.
+ * Opens a byte stream to the node's console, turning it on first if needed, all within one bounded wait. Ironic
+ * answers the enable request at once but its socat console only shows an address after 10–16 s; socat writes the
+ * pid file Ironic waits for just before it listens, so the first connection can still be refused; a console whose
+ * interface gives no address (Ironic's `fake`) never does. So a locked node (NodeBusyError) and an unreachable
+ * console or Ironic (BackendUnavailableError) are tried again until the deadline, and then the last problem is
+ * the answer (a BackendUnavailableError). Anything else — a console type Leasehold cannot bridge — is at once.
  */
-export async function ensureConsole(driver: HardwareDriver, nodeId: string, options: EnsureConsoleOptions): Promise<void> {
+export async function openConsole(driver: HardwareDriver, nodeId: string, options: OpenConsoleOptions): Promise<Duplex> {
   const { clock } = options;
   const deadline = clock.now().getTime() + options.timeoutMs;
   let requestedAt: number | null = null;
@@ -33,7 +39,7 @@ export async function ensureConsole(driver: HardwareDriver, nodeId: string, opti
     options.signal.throwIfAborted();
     try {
       const console = await driver.getConsole(nodeId);
-      if (console.enabled && console.info !== null) return;
+      if (console.enabled && console.info !== null) return await driver.connectConsole(nodeId);
       const now = clock.now().getTime();
       if (console.enabled) {
         lastProblem = 'it is enabled but gives no address to connect to (yet); Leasehold connects to socat consoles (e.g. ipmitool-socat)';
