@@ -87,7 +87,11 @@ const stream = createRoute({
     params: IdParam,
     query: z.object({ token: z.string().optional().openapi({ description: 'The console token (lhc_...).' }) }),
   },
-  responses: { 101: { description: "Switching protocols (WebSocket)" }, ...errorResponses(401, 426) },
+  responses: {
+    101: { description: 'Switching protocols (WebSocket)' },
+    ...errorResponses(401),
+    426: { ...errorResponses(426)[426], description: 'Not a WebSocket upgrade request' },
+  },
 });
 
 export function consoleRoutes(deps: ApiDeps) {
