@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IronicHandle, IronicNodeSpec } from './ironic.js';
 import { startServerProcess, type ServerProcess } from './processes.js';
@@ -457,6 +457,8 @@ type FigureValue = number | string | Summary | Record<string, unknown>;
  */
 export class Figures {
   private readonly entries: Array<{ key: string; label: string; value: FigureValue; unit: string }> = [];
+  /** How busy the machine was when the suite began: figures from a loaded machine are not comparable. */
+  private readonly machine = { cpus: availableParallelism(), load_average_1m_at_start: Math.round(loadavg()[0]! * 100) / 100 };
 
   constructor(readonly suite: string) {}
 
@@ -471,12 +473,15 @@ export class Figures {
   /** Prints the block and writes the JSON file (if asked for). Safe to call with nothing recorded. */
   report(): void {
     if (this.entries.length === 0) return;
-    const lines = [`[figures] ==== ${this.suite} ====`];
+    const load = { ...this.machine, load_average_1m_at_end: Math.round(loadavg()[0]! * 100) / 100 };
+    const lines = [
+      `[figures] ==== ${this.suite} ==== (${load.cpus} cpus, load average ${load.load_average_1m_at_start} at start, ${load.load_average_1m_at_end} at end)`,
+    ];
     for (const e of this.entries) lines.push(`[figures] ${this.suite} | ${e.label}: ${formatValue(e.value, e.unit)}`);
     console.log(lines.join('\n'));
     const file = process.env.LEASEHOLD_FIGURES_FILE;
     if (file) {
-      const section: Record<string, unknown> = { recorded_at: new Date().toISOString() };
+      const section: Record<string, unknown> = { recorded_at: new Date().toISOString(), machine: load };
       for (const e of this.entries) section[e.key] = e.unit ? { unit: e.unit, value: e.value } : e.value;
       mergeJsonFile(file, { [this.suite]: section });
     }
