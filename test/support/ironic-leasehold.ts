@@ -136,7 +136,6 @@ export async function startLeasehold(ironic: IronicHandle, opts: StartLeaseholdO
     ...(ironic.auth
       ? { IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: ironic.auth.user, IRONIC_PASSWORD: ironic.auth.password }
       : { IRONIC_AUTH_TYPE: 'none' }),
-    IRONIC_TIMEOUT: '10s',
     LEASEHOLD_DATA_DIR: dataDir,
     LEASEHOLD_ADMIN_TOKEN: ADMIN_TOKEN,
     LEASEHOLD_CLEANING_GAP: '0s',
