@@ -3,11 +3,13 @@
  * `leasehold serve` process, compared with the same lessee PATCHes sent straight to Ironic. Runs alone (the
  * `ironic-figures` project, after every other suite) so the figures are not measured on a busy machine.
  *
- * LEASEHOLD_FIGURES_NODES changes the node count (default 200). Prints `[figures]` lines; with
- * LEASEHOLD_FIGURES_FILE set they are written there as JSON too.
+ * LEASEHOLD_FIGURES_NODES changes the node count (default 200); LEASEHOLD_FIGURES_STORE=postgres runs the server
+ * on a fresh PostgreSQL database (on the server of LEASEHOLD_TEST_DATABASE_URL) instead of the embedded PGlite.
+ * Prints `[figures]` lines; with LEASEHOLD_FIGURES_FILE set they are written there as JSON too.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
 import {
   Figures,
   IronicWatch,
@@ -24,6 +26,7 @@ import {
 const avail = ironicAvailable();
 
 const N = Number(process.env.LEASEHOLD_FIGURES_NODES || 200);
+const STORE = process.env.LEASEHOLD_FIGURES_STORE === 'postgres' ? 'postgres' : 'pglite';
 /** The lease engine's batch: tasks claimed (and run in parallel) at once (src/engine/lease-engine.ts). */
 const ENGINE_BATCH = 20;
 const WATCH_MS = 250;
@@ -48,7 +51,8 @@ describe.skipIf(!avail.ok)(`lease engine throughput against a real Ironic (${N} 
   let watch: IronicWatch;
   let bea: Api;
   let uuids: string[] = [];
-  const figures = new Figures('throughput');
+  let database: TestDatabase | undefined;
+  const figures = new Figures(STORE === 'postgres' ? 'throughput_postgres' : 'throughput');
 
   beforeAll(async () => {
     ironic = await startIronic();
@@ -62,7 +66,11 @@ describe.skipIf(!avail.ok)(`lease engine throughput against a real Ironic (${N} 
     const enrollMs = performance.now() - t0;
     figures.add('enroll_nodes', `enrol ${N} nodes (created available, powered off, owner set; 8 parallel clients)`, { nodes: N, seconds: seconds(enrollMs), nodes_per_s: rate(N, enrollMs) });
     // The periodic inventory sync and reconcile passes each list every node: rarely, so they stay out of the figures.
-    lh = await startLeasehold(ironic, { env: { LEASEHOLD_SYNC_INTERVAL: '5m', LEASEHOLD_RECONCILE_INTERVAL: '5m' } });
+    if (STORE === 'postgres') database = await createTestDatabase(undefined, 'leasehold_figures');
+    figures.add('store', 'store', STORE);
+    lh = await startLeasehold(ironic, {
+      env: { LEASEHOLD_SYNC_INTERVAL: '5m', LEASEHOLD_RECONCILE_INTERVAL: '5m', ...(database ? { DATABASE_URL: database.url } : {}) },
+    });
     bea = await lh.member('bulk-lab', 'bea');
     watch = new IronicWatch(ironic, WATCH_MS).start();
   });
@@ -75,6 +83,7 @@ describe.skipIf(!avail.ok)(`lease engine throughput against a real Ironic (${N} 
     figures.report();
     await watch?.stop();
     await lh?.stop();
+    await database?.drop();
     await ironic?.stop();
   });
 
