@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects, one run (`npm test`, and CI's .ci/run through it), one summary line at the end:
+// Three projects, one run (`npm test`, and CI's .ci/run through it), one summary line at the end:
 // - `default`: test/**/*.test.ts. PGlite instances take ~1-3 s to start and ~100 MiB each; two workers fit two cores.
 // - `ironic`: test/ironic/**/*.ironic.ts, the suites against a real standalone Ironic (test/support/ironic.ts;
 //   each file starts its own Ironic, ≈ 135 MiB, ≈ 2 s, and most their own `leasehold serve`). They run after the
