@@ -495,6 +495,16 @@ describe('IronicDriver against a fake Ironic', () => {
     expect(fake.requestsTo('GET', '/v1/nodes')).toHaveLength(1);
   });
 
+  it('a ping (the /readyz probe) says unavailable after one attempt, without the backoff other calls get', async () => {
+    await startFake();
+    const driver = driverFor({});
+    await driver.ping();
+    fake.script((r) => r.path === '/v1/drivers', 503, { fault: 'conductor restarting' });
+    const before = fake.requestsTo('GET', '/v1/drivers').length;
+    await expect(driver.ping()).rejects.toBeInstanceOf(BackendUnavailableError);
+    expect(fake.requestsTo('GET', '/v1/drivers').length - before).toBe(1);
+  });
+
   it('is BackendUnavailableError when Ironic is down, and recovers when it comes back', async () => {
     await startFake();
     const url = fake.url;

@@ -40,6 +40,8 @@ export interface RequestOptions extends Omit<FailureContext, 'method' | 'path'> 
   readonly body?: unknown;
   /** The version document (`GET /`): sent before a microversion is known. */
   readonly unversioned?: boolean;
+  /** One attempt, no retries: a health probe must say "unreachable" at once, not after the backoff. */
+  readonly once?: boolean;
 }
 
 export interface IronicResponse {
@@ -104,7 +106,7 @@ export class IronicClient {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const ctx: FailureContext = { method, path, nodeId: options.nodeId, transition: options.transition };
 
-    const { result, attempts } = await this.send(method, url, headers, body, path);
+    const { result, attempts } = await this.send(method, url, headers, body, path, options.once ? 1 : this.retry.attempts);
     if (result.kind === 'response' && result.status < 400) {
       return { status: result.status, body: parseBody(result.text, ctx), headers: result.headers };
     }
@@ -149,13 +151,14 @@ export class IronicClient {
     headers: Record<string, string>,
     body: string | undefined,
     path: string,
+    maxAttempts = this.retry.attempts,
   ): Promise<{ readonly result: Attempt; readonly attempts: number }> {
     for (let attempt = 1; ; attempt++) {
       const result = await this.once(method, url, headers, body, path);
       if (result.kind === 'response' && result.status < 400) return { result, attempts: attempt };
       const fault = result.kind === 'response' ? faultstring(result.text) : null;
       const transient = result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
-      if (!transient || attempt >= this.retry.attempts) return { result, attempts: attempt };
+      if (!transient || attempt >= maxAttempts) return { result, attempts: attempt };
       const delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
       this.logger.debug(
         { method, path, attempt, delayMs: delay, ...(result.kind === 'response' ? { status: result.status } : { error: result.reason }) },

@@ -46,7 +46,7 @@ export class IronicDriver implements HardwareDriver {
 
   async ping(): Promise<void> {
     // Negotiation reads `GET /` (no auth needed); `GET /v1/drivers` proves the credentials work too.
-    await this.client.request('GET', '/v1/drivers');
+    await this.client.request('GET', '/v1/drivers', { once: true });
   }
 
   async listNodes(): Promise<readonly DriverNode[]> {
