@@ -6,7 +6,7 @@ import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/e
 import type { Principal } from '../domain/identity.js';
 import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
-import { isAdmin, nodeVisibility } from '../domain/policy.js';
+import { isAdmin, nodeSubject, nodeVisibility } from '../domain/policy.js';
 import { hashToken } from '../domain/tokens.js';
 import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
 import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED, REDACTED_FIELDS } from './ironic-shapes.js';
@@ -162,8 +162,7 @@ async function listForProject(c: Ctx, deps: ApiDeps, ironic: IronicForwarder, pr
   for (;;) {
     const leases = await deps.store.leasing.currentLeases(page.items.map((n) => n.id), now);
     for (const node of page.items) {
-      const leased = leases.get(node.id)?.project_id === principal.projectId;
-      visible.set(node.id, { is_admin: false, is_node_owner: node.owner_project?.id === principal.projectId, is_node_lessee: leased, role: principal.role });
+      visible.set(node.id, nodeSubject(principal, node, leases.get(node.id)?.project_id === principal.projectId));
     }
     if (!page.nextMarker) break;
     page = await deps.store.listNodes({}, nodeVisibility(principal, now), { limit: 1000, marker: page.nextMarker });
