@@ -89,11 +89,6 @@ export function nodeSubject(
   };
 }
 
-/** Power, boot device, console: the operator, or a member of the owning or (while its lease is active) leasing project. */
-export function canOperateNode(p: Principal, access: NodeAccess | null): boolean {
-  return access !== null && (access === 'admin' || roleAtLeast(p.role, Role.Member));
-}
-
 /** Putting a node in the pool, withdrawing it, clearing its quarantine: its owner's members, or the operator. */
 export function canManageOwnedNode(p: Principal, access: NodeAccess | null): boolean {
   return access === 'admin' || (access === 'owner' && roleAtLeast(p.role, Role.Member));
