@@ -1,3 +1,4 @@
+import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
 // Three projects, one run (`npm test`, and CI's .ci/run through it), one summary line at the end:
@@ -9,6 +10,8 @@ import { defineConfig } from 'vitest/config';
 //   machine without Ironic skips them loudly; under CI (CI set) that is an error.
 // - `ironic-figures`: test/ironic/figures.ironic.ts, the throughput figures (200 nodes), alone and last so that
 //   nothing else runs on the machine meanwhile.
+// - `web`: web/**/*.test.{ts,tsx}, the UI's component tests in jsdom (React Testing Library), and the check that
+//   web/src/api/schema.d.ts matches the API (that file opts into the node environment). Fast; runs with default.
 // The real-Ironic suites alone: `npm run test:ironic` (both Ironic projects); `--project ironic` skips the figures.
 export default defineConfig({
   test: {
@@ -23,6 +26,17 @@ export default defineConfig({
           maxWorkers: 2,
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        plugins: [react()],
+        test: {
+          name: 'web',
+          include: ['web/**/*.test.{ts,tsx}'],
+          environment: 'jsdom',
+          testTimeout: 30_000,
           sequence: { groupOrder: 0 },
         },
       },

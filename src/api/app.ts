@@ -5,6 +5,7 @@ import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import { requireAuth } from './auth.js';
 import { createRouter, type ApiDeps, type AppEnv } from './context.js';
 import { docsPage } from './docs-page.js';
+import { webUi } from './web-ui.js';
 import { errorResponse, toLeaseholdError } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
 import { consoleRoutes } from './routes/console.js';
@@ -95,5 +96,6 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   });
   app.route('/baremetal', gatewayApp(deps, deps.ironic ?? null));
   app.route('/', docsPage());
+  app.route('/', webUi());
   return app;
 }

@@ -1,0 +1,13 @@
+import { audiences, type AppRoute } from './nav';
+import { NodesPage } from './pages/nodes-page';
+
+/**
+ * Every page of the UI, in navigation order. To add one: write web/src/pages/<name>-page.tsx, add an entry here
+ * (a `nav` label puts it in the navigation; `audience` decides who gets it). Register only pages that work.
+ */
+export const ROUTES: readonly AppRoute[] = [
+  { path: '/nodes', page: NodesPage, audience: audiences.everyone, nav: 'Nodes' },
+];
+
+/** Where `/` and the sign-in lead. */
+export const HOME = '/nodes';
