@@ -9,7 +9,7 @@ import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import { isAdmin, nodeSubject, nodeVisibility } from '../domain/policy.js';
 import { hashToken } from '../domain/tokens.js';
 import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
-import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED, REDACTED_FIELDS } from './ironic-shapes.js';
+import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED_FIELDS } from './ironic-shapes.js';
 
 /** What the gateway needs of Ironic: a request sent with Leasehold's credentials, answered as Ironic answered. */
 export interface IronicForwarder {
@@ -24,20 +24,46 @@ export interface IronicForwarder {
 type Env = { Variables: { principal: Principal } };
 type Ctx = Context<Env>;
 
-/** Sub-resources of a node the gateway serves, with the rule each method needs. */
-const NODE_SUBRESOURCES: Readonly<Record<string, Readonly<Record<string, NodeRuleName>>>> = {
-  states: { GET: 'baremetal:node:get_states' },
-  'states/power': { PUT: 'baremetal:node:set_power_state' },
-  'states/provision': { PUT: PROVISION_RULE },
-  'states/console': { GET: 'baremetal:node:get_console', PUT: 'baremetal:node:set_console_state' },
-  'management/boot_device': { GET: 'baremetal:node:get_boot_device', PUT: 'baremetal:node:set_boot_device' },
-  'management/boot_device/supported': { GET: 'baremetal:node:get_boot_device' },
-  traits: { GET: 'baremetal:node:traits:list', PUT: 'baremetal:node:traits:set', DELETE: 'baremetal:node:traits:delete' },
-  vifs: { GET: 'baremetal:node:vif:list', POST: 'baremetal:node:vif:attach' },
-  validate: { GET: 'baremetal:node:validate' },
-  maintenance: { PUT: 'baremetal:node:set_maintenance', DELETE: 'baremetal:node:clear_maintenance' },
-};
-const PASSED_HEADERS = [VERSION_HEADER, 'X-OpenStack-Ironic-API-Minimum-Version', 'X-OpenStack-Ironic-API-Maximum-Version', 'OpenStack-API-Version'];
+type Rules = Readonly<Partial<Record<string, NodeRuleName>>>;
+
+/**
+ * Sub-resources of a node the gateway serves, with the rule each method needs (Ironic's names). Anything else under
+ * a node — vendor passthru, Ironic's own allocations — is refused to projects; docs/gateway.md says why.
+ */
+const NODE_SUBRESOURCES: ReadonlyArray<readonly [pattern: RegExp, rules: Rules]> = [
+  [/^states$/, { GET: 'baremetal:node:get_states' }],
+  [/^states\/power$/, { PUT: 'baremetal:node:set_power_state' }],
+  [/^states\/provision$/, { PUT: PROVISION_RULE }],
+  [/^states\/console$/, { GET: 'baremetal:node:get_console', PUT: 'baremetal:node:set_console_state' }],
+  [/^states\/boot_mode$/, { PUT: 'baremetal:node:set_boot_mode' }],
+  [/^states\/secure_boot$/, { PUT: 'baremetal:node:set_secure_boot' }],
+  [/^states\/raid$/, { PUT: 'baremetal:node:set_raid_state' }],
+  [/^management\/boot_device(\/supported)?$/, { GET: 'baremetal:node:get_boot_device', PUT: 'baremetal:node:set_boot_device' }],
+  [/^management\/inject_nmi$/, { PUT: 'baremetal:node:inject_nmi' }],
+  [/^management\/indicators$/, { GET: 'baremetal:node:get_indicator_state' }],
+  [/^management\/indicators\/[^/]+\/[^/]+$/, { GET: 'baremetal:node:get_indicator_state', PUT: 'baremetal:node:set_indicator_state' }],
+  [/^traits$/, { GET: 'baremetal:node:traits:list', PUT: 'baremetal:node:traits:set', DELETE: 'baremetal:node:traits:delete' }],
+  [/^traits\/[^/]+$/, { PUT: 'baremetal:node:traits:set', DELETE: 'baremetal:node:traits:delete' }],
+  [/^vifs$/, { GET: 'baremetal:node:vif:list', POST: 'baremetal:node:vif:attach' }],
+  [/^vifs\/[^/]+$/, { DELETE: 'baremetal:node:vif:detach' }],
+  [/^validate$/, { GET: 'baremetal:node:validate' }],
+  [/^maintenance$/, { PUT: 'baremetal:node:set_maintenance', DELETE: 'baremetal:node:clear_maintenance' }],
+  [/^bios(\/[^/]+)?$/, { GET: 'baremetal:node:bios:get' }],
+  [/^history(\/[^/]+)?$/, { GET: 'baremetal:node:history:get' }],
+  [/^inventory$/, { GET: 'baremetal:node:inventory:get' }],
+  [/^(ports|portgroups)(\/detail)?$/, { GET: 'baremetal:node:ports:list' }],
+  [/^volume(\/(connectors|targets))?$/, { GET: 'baremetal:node:volume:list' }],
+];
+
+// Ironic's request id is passed on so an operator can find a tenant's call in Ironic's logs (and a gateway
+// refusal, which never reached Ironic, is told apart by its absence).
+const PASSED_HEADERS = [
+  VERSION_HEADER,
+  'X-OpenStack-Ironic-API-Minimum-Version',
+  'X-OpenStack-Ironic-API-Maximum-Version',
+  'OpenStack-API-Version',
+  'OpenStack-Request-Id',
+];
 
 /**
  * The Ironic-compatible endpoint at `/baremetal`: Ironic's node API with Leasehold's tenancy, so lessees and owners
@@ -66,8 +92,7 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
   for (const path of ['/', '/v1', '/v1/']) {
     app.get(path, async (c) => {
       const res = await backend().forward('GET', path === '/' ? '/' : '/v1', { microversion: c.req.header(VERSION_HEADER) ?? null });
-      const base = `${new URL(c.req.url).origin}${c.req.path.replace(/\/v1\/?$/, '').replace(/\/$/, '')}`;
-      return reply(c, res.status, rewriteLinks(res.text, backend().url, base), res.headers);
+      return passThrough(c, res, backend());
     });
   }
 
@@ -85,7 +110,7 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
     app.get(path, async (c) => {
       const principal = c.get('principal');
       const ironicPath = `${path}${queryOf(c)}`;
-      if (isAdmin(principal)) return passThrough(c, await backend().forward('GET', ironicPath, { microversion: version(c) }));
+      if (isAdmin(principal)) return passThrough(c, await backend().forward('GET', ironicPath, { microversion: version(c) }), backend());
       return listForProject(c, deps, backend(), principal, path);
     });
   }
@@ -94,7 +119,7 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
     const found = await nodeForCaller(deps, c.get('principal'), c.req.param('ident'));
     if (!deps.policy.allows('baremetal:node:get', found.subject)) throw new NotFoundError('node', c.req.param('ident'));
     const res = await backend().forward('GET', `/v1/nodes/${found.node.id}${queryOf(c)}`, { microversion: version(c) });
-    return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(res.text), deps, found.subject)) : res.text, res.headers);
+    return nodeReply(c, res, backend(), deps, found.subject);
   });
 
   app.patch('/v1/nodes/:ident', async (c) => {
@@ -107,44 +132,42 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
       return reply(c, 400, ironicError(400, 'The request body is not a valid JSON Patch document').body);
     }
     if (!Array.isArray(ops)) return reply(c, 400, ironicError(400, 'A JSON Patch document is a list of operations').body);
-    for (const op of ops as Array<{ path?: unknown }>) {
+    for (const op of ops as Array<{ path?: unknown; value?: unknown }>) {
       const path = typeof op?.path === 'string' ? op.path : '';
       if (path.startsWith('/extra/leasehold_lease') && !found.subject.is_admin) {
         throw new ForbiddenError('extra/leasehold_lease is written by Leasehold only');
       }
-      const rule = patchRule(path);
+      const rule = patchRule(op ?? {});
       if (!deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
     }
     const res = await backend().forward('PATCH', `/v1/nodes/${found.node.id}`, { body: text, microversion: version(c) });
     if (res.status < 300) void deps.inventory.refreshNode(found.node.id).catch(() => undefined);
-    return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(res.text), deps, found.subject)) : res.text, res.headers);
+    return nodeReply(c, res, backend(), deps, found.subject);
   });
 
   app.all('/v1/nodes/:ident/*', async (c) => {
     const ident = c.req.param('ident');
     const sub = c.req.path.slice(c.req.path.indexOf(`/nodes/${ident}/`) + `/nodes/${ident}/`.length).replace(/\/$/, '');
-    const vifDetach = /^vifs\/[^/]+$/.test(sub) && c.req.method === 'DELETE';
-    const traitOne = /^traits\/[^/]+$/.test(sub);
-    const rules = vifDetach
-      ? { DELETE: 'baremetal:node:vif:detach' as NodeRuleName }
-      : traitOne
-        ? { PUT: 'baremetal:node:traits:set' as NodeRuleName, DELETE: 'baremetal:node:traits:delete' as NodeRuleName }
-        : NODE_SUBRESOURCES[sub];
+    const rules = NODE_SUBRESOURCES.find(([pattern]) => pattern.test(sub))?.[1];
     const found = await nodeForCaller(deps, c.get('principal'), ident);
     const rule = rules?.[c.req.method];
-    if (!rule) throw new ForbiddenError(`${c.req.method} /v1/nodes/{node}/${sub} is not offered through Leasehold's gateway`);
-    if (!deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
+    // The operator may use all of Ironic's node API through the gateway; projects only what has a rule.
+    if (!rule && !found.subject.is_admin) {
+      throw new ForbiddenError(`${c.req.method} /v1/nodes/{node}/${sub} is not offered to projects through Leasehold's gateway`);
+    }
+    if (rule && !deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
     const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
     const res = await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c) });
     if (res.status < 300 && c.req.method !== 'GET') deps.inventory.followNode(found.node.id);
-    return passThrough(c, res);
+    return passThrough(c, res, backend());
   });
 
   // Everything else in Ironic's API (ports, chassis, drivers, allocations...) is the operator's, through Ironic.
   app.all('/v1/*', async (c) => {
     if (!isAdmin(c.get('principal'))) throw new ForbiddenError(`${c.req.path} is not offered to projects through Leasehold's gateway`);
     const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
-    return passThrough(c, await backend().forward(c.req.method, `${c.req.path}${queryOf(c)}`, { body, microversion: version(c) }));
+    const path = c.req.path.slice(c.req.path.indexOf('/v1/'));
+    return passThrough(c, await backend().forward(c.req.method, `${path}${queryOf(c)}`, { body, microversion: version(c) }), backend());
   });
 
   return app;
@@ -174,8 +197,8 @@ async function listForProject(c: Ctx, deps: ApiDeps, ironic: IronicForwarder, pr
   let next: string | null = `${path}?${withFields(query).toString()}`;
   while (next) {
     const res = await ironic.forward('GET', next, { microversion: version(c) });
-    if (res.status >= 300) return passThrough(c, res);
-    const doc = JSON.parse(res.text) as { nodes?: Array<Record<string, unknown>>; next?: string };
+    if (res.status >= 300) return passThrough(c, res, ironic);
+    const doc = JSON.parse(relink(c, res.text, ironic)) as { nodes?: Array<Record<string, unknown>>; next?: string };
     all.push(...(doc.nodes ?? []));
     next = doc.next ? new URL(doc.next).pathname.replace(/^.*?\/v1\//, '/v1/') + new URL(doc.next).search : null;
   }
@@ -209,20 +232,34 @@ function strip(node: Record<string, unknown>, fields: string | null): Record<str
 
 function redact(node: Record<string, unknown>, deps: ApiDeps, subject: PolicySubject): Record<string, unknown> {
   const out = { ...node };
-  for (const [field, rule] of REDACTED_FIELDS) {
-    if (field in out && out[field] !== null && !deps.policy.allows(rule, subject)) out[field] = REDACTED;
+  for (const [field, rule, shown] of REDACTED_FIELDS) {
+    if (field in out && !deps.policy.allows(rule, subject)) out[field] = shown;
   }
   return out;
 }
 
-function rewriteLinks(text: string, ironicUrl: string, base: string): string {
-  return text.split(ironicUrl.replace(/\/+$/, '')).join(base);
+/**
+ * Ironic's answers with its links (`links`, `next`, discovery documents) pointing at this gateway as the client
+ * reached it: Ironic's own address is never shown to tenants.
+ */
+function relink(c: Ctx, text: string, ironic: IronicForwarder): string {
+  const url = new URL(c.req.url);
+  const at = url.pathname.indexOf('/v1');
+  const base = url.origin + (at >= 0 ? url.pathname.slice(0, at) : url.pathname.replace(/\/$/, ''));
+  return text.split(ironic.url.replace(/\/+$/, '')).join(base);
+}
+
+/** A node from Ironic, its fields redacted for this caller. */
+function nodeReply(c: Ctx, res: Forwarded, ironic: IronicForwarder, deps: ApiDeps, subject: PolicySubject): Response {
+  const text = relink(c, res.text, ironic);
+  return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(text), deps, subject)) : text, res.headers);
 }
 
 const version = (c: Ctx): string | null => c.req.header(VERSION_HEADER) ?? null;
 const queryOf = (c: Ctx): string => new URL(c.req.url).search;
-function passThrough(c: Ctx, res: { status: number; text: string; headers: Headers }): Response {
-  return reply(c, res.status, res.text, res.headers);
+type Forwarded = Awaited<ReturnType<IronicForwarder['forward']>>;
+function passThrough(c: Ctx, res: Forwarded, ironic: IronicForwarder): Response {
+  return reply(c, res.status, relink(c, res.text, ironic), res.headers);
 }
 
 function reply(_c: Ctx, status: number, body: string, from?: Headers): Response {

@@ -19,30 +19,49 @@ export function ironicErrorFor(err: unknown): { readonly status: number; readonl
   return ironicError(status, error.message);
 }
 
-/** Node fields shown only to callers the named rule allows; others see "******" as Ironic shows them. */
-export const REDACTED_FIELDS: ReadonlyArray<readonly [field: string, rule: NodeRuleName]> = [
-  ['driver_info', 'baremetal:node:get:driver_info'],
-  ['driver_internal_info', 'baremetal:node:get:driver_internal_info'],
-  ['last_error', 'baremetal:node:get:last_error'],
-  ['reservation', 'baremetal:node:get:reservation'],
+/**
+ * Node fields shown only to callers the named rule allows; others see what Ironic shows them, word for word
+ * (ironic/api/controllers/v1/node.py node_sanitize), whether the field holds a value or not.
+ */
+export const REDACTED_FIELDS: ReadonlyArray<readonly [field: string, rule: NodeRuleName, shown: unknown]> = [
+  ['driver_info', 'baremetal:node:get:driver_info', { content: '** Redacted - requires baremetal:node:get:driver_info permission. **' }],
+  [
+    'driver_internal_info',
+    'baremetal:node:get:driver_internal_info',
+    { content: '** Redacted - Requires baremetal:node:get:driver_internal_info permission. **' },
+  ],
+  ['last_error', 'baremetal:node:get:last_error', '** Value Redacted - Requires baremetal:node:get:last_error permission. **'],
+  ['reservation', 'baremetal:node:get:reservation', '** Redacted - requires baremetal:node:get:reservation permission. **'],
 ];
-export const REDACTED = '******';
+
+const FIELD_RULES: Readonly<Record<string, NodeRuleName>> = {
+  instance_info: 'baremetal:node:update_instance_info',
+  instance_uuid: 'baremetal:node:update:instance_uuid',
+  extra: 'baremetal:node:update_extra',
+  owner: 'baremetal:node:update:owner',
+  lessee: 'baremetal:node:update:lessee',
+  chassis_uuid: 'baremetal:node:update:chassis_uuid',
+  conductor_group: 'baremetal:node:update:conductor_group',
+  shard: 'baremetal:node:update:shard',
+  driver_info: 'baremetal:node:update:driver_info',
+  properties: 'baremetal:node:update:properties',
+  name: 'baremetal:node:update:name',
+  network_data: 'baremetal:node:update:network_data',
+  retired: 'baremetal:node:update:retired',
+  retired_reason: 'baremetal:node:update:retired',
+  driver: 'baremetal:node:update:driver_interfaces',
+};
 
 /**
- * The rule a JSON Patch path of `PATCH /v1/nodes/{id}` needs (Ironic checks field by field the same way). Paths
- * are `/field` or `/field/key...`; fields not named here fall under `baremetal:node:update`.
+ * The rule one operation of `PATCH /v1/nodes/{id}` needs, field by field as Ironic checks them (paths are `/field`
+ * or `/field/key...`); fields not named fall under `baremetal:node:update`. Turning automated cleaning off is
+ * its own rule, as in Ironic: every node is wiped between lessees unless the operator says otherwise.
  */
-export function patchRule(path: string): NodeRuleName {
-  const field = path.replace(/^\//, '').split('/')[0] ?? '';
-  if (field === 'instance_info' || field === 'instance_uuid') return 'baremetal:node:update_instance_info';
-  if (field === 'extra') return 'baremetal:node:update_extra';
-  if (field === 'owner') return 'baremetal:node:update:owner';
-  if (field === 'lessee') return 'baremetal:node:update:lessee';
-  if (field === 'driver_info') return 'baremetal:node:update:driver_info';
-  if (field === 'properties') return 'baremetal:node:update:properties';
-  if (field === 'name') return 'baremetal:node:update:name';
-  if (field === 'driver' || field.endsWith('_interface')) return 'baremetal:node:update:driver_interfaces';
-  return 'baremetal:node:update';
+export function patchRule(op: { readonly path?: unknown; readonly value?: unknown }): NodeRuleName {
+  const field = (typeof op.path === 'string' ? op.path : '').replace(/^\//, '').split('/')[0] ?? '';
+  if (field === 'automated_clean' && op.value === false) return 'baremetal:node:disable_cleaning';
+  if (field.endsWith('_interface')) return 'baremetal:node:update:driver_interfaces';
+  return FIELD_RULES[field] ?? 'baremetal:node:update';
 }
 
 /** The rule `PUT /v1/nodes/{id}/states/provision` needs for a target (every verb is one Ironic rule). */

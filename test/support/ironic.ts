@@ -49,6 +49,8 @@ export type IronicAvailability = { ok: true } | { ok: false; reason: string };
 
 export interface IronicNodeSpec {
   name: string;
+  /** Ironic picks one when absent. */
+  uuid?: string;
   properties: Record<string, unknown>;
   traits?: string[];
   owner?: string;
@@ -471,6 +473,7 @@ function makeHandle(init: {
   async function enrollOne(spec: IronicNodeSpec): Promise<string> {
     const created = await request<IronicNode>('POST', '/v1/nodes', {
       name: spec.name,
+      ...(spec.uuid ? { uuid: spec.uuid } : {}),
       driver: 'fake-hardware',
       ...FAKE_INTERFACES,
       ...spec.interfaces,
@@ -530,6 +533,7 @@ function makeHandle(init: {
         '/v1/nodes',
         {
           name: spec.name,
+          ...(spec.uuid ? { uuid: spec.uuid } : {}),
           driver: 'fake-hardware',
           ...(quick ? {} : { ...FAKE_INTERFACES, ...spec.interfaces }),
           properties: spec.properties,

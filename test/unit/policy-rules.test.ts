@@ -29,9 +29,33 @@ describe('the default node policy', () => {
   });
 
   it('lets members of the owner and of the lessee project power, deploy and use the console; readers cannot', () => {
-    for (const rule of ['baremetal:node:set_power_state', 'baremetal:node:set_boot_device', 'baremetal:node:set_provision_state', 'baremetal:node:set_console_state'] as const) {
+    for (const rule of ['baremetal:node:set_power_state', 'baremetal:node:set_provision_state', 'baremetal:node:set_console_state'] as const) {
       expect([admin, ownerMember, lesseeMember, ownerReader, lesseeReader, thirdParty].map((s) => policy.allows(rule, s))).toEqual([true, true, true, false, false, false]);
     }
+  });
+
+  it("keeps the owner's side of the boot device, traits and driver interfaces to its managers, as Ironic does; the lessee member drives the boot device", () => {
+    const ownerManager = who({ is_node_owner: true, role: 'manager' });
+    for (const rule of ['baremetal:node:set_boot_device', 'baremetal:node:get_boot_device'] as const) {
+      expect([admin, ownerManager, ownerMember, lesseeMember, lesseeReader].map((s) => policy.allows(rule, s))).toEqual([true, true, false, true, false]);
+    }
+    for (const rule of ['baremetal:node:traits:set', 'baremetal:node:update:driver_interfaces', 'baremetal:node:inject_nmi'] as const) {
+      expect([admin, ownerManager, ownerMember, lesseeMember].map((s) => policy.allows(rule, s))).toEqual([true, true, false, false]);
+    }
+  });
+
+  it('lets no lessee do what would stop the wipe at the end of its lease, and nobody but the operator turn cleaning off', () => {
+    const lesseeManager = who({ is_node_lessee: true, role: 'manager' });
+    for (const rule of ['baremetal:node:set_maintenance', 'baremetal:node:clear_maintenance', 'baremetal:node:update'] as const) {
+      expect([ownerMember, lesseeMember, lesseeManager].map((s) => policy.allows(rule, s))).toEqual([true, false, false]);
+    }
+    expect([admin, ownerMember].map((s) => policy.allows('baremetal:node:disable_cleaning', s))).toEqual([true, false]);
+  });
+
+  it('shows node history and inventory to the owner only; BIOS settings and ports to the lessee too', () => {
+    expect([ownerReader, lesseeMember].map((s) => policy.allows('baremetal:node:history:get', s))).toEqual([true, false]);
+    expect([ownerReader, lesseeMember].map((s) => policy.allows('baremetal:node:inventory:get', s))).toEqual([true, false]);
+    expect([ownerReader, lesseeReader, thirdParty].map((s) => policy.allows('baremetal:node:ports:list', s))).toEqual([true, true, false]);
   });
 
   it('never lets a lessee change the owner, the lessee, driver_info or properties, and shows it no secrets', () => {

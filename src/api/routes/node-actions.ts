@@ -81,7 +81,9 @@ export function nodeActionRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const { node, access, subject } = await nodeForCaller(deps, principal, c.req.valid('param').id);
     if (!deps.policy.allows('baremetal:node:set_boot_device', subject)) {
-      throw new ForbiddenError('the policy (baremetal:node:set_boot_device) does not allow you to set the boot device: readers cannot; a member can');
+      throw new ForbiddenError(
+        "the policy (baremetal:node:set_boot_device) does not allow you to set the boot device: the owner's managers and the lessee's members can",
+      );
     }
     const { device, persistent = false } = c.req.valid('json');
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.boot_device', { device, persistent, as: access }, () =>
