@@ -1,4 +1,6 @@
 import { audiences, type AppRoute } from './nav';
+import { LeaseDetailPage } from './pages/lease-detail-page';
+import { LeasesPage } from './pages/leases-page';
 import { NodesPage } from './pages/nodes-page';
 
 /**
@@ -7,6 +9,8 @@ import { NodesPage } from './pages/nodes-page';
  */
 export const ROUTES: readonly AppRoute[] = [
   { path: '/nodes', page: NodesPage, audience: audiences.everyone, nav: 'Nodes' },
+  { path: '/leases', page: LeasesPage, audience: audiences.everyone, nav: 'Leases' },
+  { path: '/leases/:id', page: LeaseDetailPage, audience: audiences.everyone },
 ];
 
 /** Where `/` and the sign-in lead. */

@@ -1,23 +1,147 @@
-import { useApi } from '../auth/session';
-import { unwrap } from '../api/errors';
+import { useMemo, useState, type FormEvent } from 'react';
+import type { Api, Lease, Node, Offer } from '../api/client';
+import { ApiError, errorText, unwrap } from '../api/errors';
+import { fetchAll } from '../api/fetch-all';
 import { useResource } from '../api/use-resource';
+import { useApi } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
+import { NodeTable, matchesSearch } from '../components/node-table';
+
+interface Inventory {
+  nodes: Node[];
+  truncated: boolean;
+  /** Active leases by node id (those the caller can see: its own, and those on nodes it owns). */
+  leases: Map<string, Lease>;
+}
+
+async function loadInventory(api: Api, signal: AbortSignal): Promise<Inventory> {
+  const [nodes, leases] = await Promise.all([
+    fetchAll(async (marker) => {
+      const page = unwrap(await api.GET('/v1/nodes', { params: { query: { limit: 1000, marker } }, signal }));
+      return { items: page.nodes, next: page.next };
+    }),
+    fetchAll(async (marker) => {
+      const page = unwrap(await api.GET('/v1/leases', { params: { query: { limit: 1000, state: 'active', marker } }, signal }));
+      return { items: page.leases, next: page.next };
+    }),
+  ]);
+  const byNode = new Map<string, Lease>();
+  for (const lease of leases.items) for (const a of lease.allocations) byNode.set(a.node_id, lease);
+  return { nodes: nodes.items, truncated: nodes.truncated, leases: byNode };
+}
+
+/**
+ * The nodes an expression matches, asked of the API exactly as `leasehold offer list --where` does: the API has
+ * no expression filter on GET /v1/nodes, only on GET /v1/offers. So a match means "in an offer you can see, and
+ * its node satisfies the expression"; a malformed expression or an unknown fact is the API's 400, shown verbatim.
+ */
+export async function matchExpression(api: Api, where: string, signal?: AbortSignal): Promise<Offer[]> {
+  const offers = await fetchAll(async (marker) => {
+    const page = unwrap(await api.GET('/v1/offers', { params: { query: { where, limit: 1000, marker } }, signal }));
+    return { items: page.offers, next: page.next };
+  });
+  return offers.items.filter((o) => o.status === 'active' || o.status === 'scheduled');
+}
 
 export function NodesPage() {
   const api = useApi();
-  const nodes = useResource(async (signal) => unwrap(await api.GET('/v1/nodes', { params: { query: { limit: 1000 } }, signal })).nodes, []);
+  const [search, setSearch] = useState('');
+  const [draft, setDraft] = useState('');
+  const [where, setWhere] = useState('');
+  const inventory = useResource((signal) => loadInventory(api, signal), []);
+  const matches = useResource((signal) => (where ? matchExpression(api, where, signal) : Promise.resolve(null)), [where]);
+
+  const visible = useMemo(() => {
+    const nodes = inventory.data?.nodes ?? [];
+    const offered = matches.data ? new Set(matches.data.map((o) => o.node_id)) : null;
+    return nodes.filter((n) => (offered === null || offered.has(n.id)) && matchesSearch(n, search));
+  }, [inventory.data, matches.data, search]);
+
+  // Offered nodes that match but are not in the caller's node list (another project's, not leased by it yet).
+  const elsewhere = useMemo(() => {
+    if (!matches.data || !inventory.data) return [];
+    const known = new Set(inventory.data.nodes.map((n) => n.id));
+    const names = new Map<string, string>();
+    for (const o of matches.data) if (!known.has(o.node_id)) names.set(o.node_id, o.node_name ?? o.node_id);
+    return [...names.values()].sort();
+  }, [matches.data, inventory.data]);
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    setWhere(draft.trim());
+  }
+
+  const expressionError = where && matches.error !== undefined ? matches.error : undefined;
+  const total = inventory.data?.nodes.length ?? 0;
+
   return (
     <section>
       <h1>Nodes</h1>
-      {nodes.loading && <p aria-busy="true">Loading nodes…</p>}
-      {nodes.error !== undefined && <ErrorNotice error={nodes.error} retry={nodes.reload} />}
-      {nodes.data && nodes.data.length === 0 && <p className="empty">You can see no nodes.</p>}
-      {nodes.data && nodes.data.length > 0 && (
-        <ul>
-          {nodes.data.map((n) => (
-            <li key={n.id}>{n.name ?? n.id}</li>
-          ))}
-        </ul>
+      <div className="toolbar">
+        <div className="field">
+          <label htmlFor="node-search">Search</label>
+          <input
+            id="node-search"
+            type="search"
+            placeholder="name, owner, state, trait…"
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+          />
+        </div>
+        <form className="field grow" onSubmit={apply} role="search" aria-label="Filter by requirement expression">
+          <label htmlFor="node-where">Requirement expression</label>
+          <div className="row nowrap">
+            <input
+              id="node-where"
+              className="mono grow"
+              placeholder='memory >= 48GiB and gpus >= 1'
+              value={draft}
+              onChange={(e) => setDraft(e.target.value)}
+              aria-invalid={expressionError ? true : undefined}
+              aria-describedby="node-where-help"
+              aria-errormessage={expressionError ? 'node-where-error' : undefined}
+              spellCheck={false}
+              autoCapitalize="off"
+            />
+            <button type="submit">Apply</button>
+            {where && (
+              <button type="button" className="secondary" onClick={() => { setDraft(''); setWhere(''); }}>
+                Clear
+              </button>
+            )}
+          </div>
+          <p id="node-where-help" className="muted small">
+            Checked by the server against the offered nodes, as <code>leasehold offer list --where</code> does. Facts:
+            memory, disk, cpus, gpus, cpu_arch, resource_class, properties; <code>has TRAIT</code>; and/or/not.
+          </p>
+        </form>
+      </div>
+
+      {expressionError !== undefined && (
+        <p id="node-where-error" className="error-box mono" role="alert">
+          {expressionError instanceof ApiError ? expressionError.message : errorText(expressionError)}
+        </p>
+      )}
+
+      {inventory.loading && <p aria-busy="true">Loading nodes…</p>}
+      {inventory.error !== undefined && <ErrorNotice error={inventory.error} retry={inventory.reload} title="Could not load the nodes" />}
+      {inventory.data && (
+        <>
+          <p className="muted small" aria-live="polite">
+            {where && matches.loading ? 'Matching…' : `${visible.length} of ${total} nodes`}
+            {where && !matches.loading && !expressionError && ` match ${JSON.stringify(where)} in an offer`}
+            {inventory.data.truncated && ' (the first 20,000 only)'}
+          </p>
+          {total === 0 && <p className="empty">You can see no nodes: your project owns none and leases none right now.</p>}
+          {total > 0 && visible.length === 0 && <p className="empty">No node matches.</p>}
+          {visible.length > 0 && <NodeTable nodes={visible} leases={inventory.data.leases} />}
+          {elsewhere.length > 0 && (
+            <p className="small">
+              Also offered to you and matching: <span className="mono">{elsewhere.join(', ')}</span> (their details show
+              once you lease them).
+            </p>
+          )}
+        </>
       )}
     </section>
   );

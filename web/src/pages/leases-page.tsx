@@ -1,0 +1,138 @@
+import { useMemo, useState } from 'react';
+import { Link } from 'wouter';
+import type { Api, Lease } from '../api/client';
+import { unwrap } from '../api/errors';
+import { fetchAll } from '../api/fetch-all';
+import { useResource } from '../api/use-resource';
+import { useApi, useViewer } from '../auth/session';
+import { ErrorNotice } from '../components/error-notice';
+import { StateBadge } from '../components/lease-state';
+import { formatRelative, formatTime } from '../lib/format';
+import type { Viewer } from '../nav';
+
+const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
+type StateFilter = (typeof STATES)[number] | 'current' | 'all';
+const CURRENT = new Set(['pending', 'active', 'ending']);
+
+type Scope = 'project' | 'others' | 'all';
+
+async function loadLeases(api: Api, state: StateFilter, signal: AbortSignal) {
+  const query = state === 'all' || state === 'current' ? {} : { state };
+  const leases = await fetchAll(async (marker) => {
+    const page = unwrap(await api.GET('/v1/leases', { params: { query: { ...query, limit: 1000, marker } }, signal }));
+    return { items: page.leases, next: page.next };
+  }, 10);
+  const items = state === 'current' ? leases.items.filter((l) => CURRENT.has(l.state)) : leases.items;
+  // Soonest first for what is coming or running; most recent first for the rest.
+  items.sort((a, b) => (CURRENT.has(a.state) && CURRENT.has(b.state) ? a.end.localeCompare(b.end) : b.start.localeCompare(a.start)));
+  return { leases: items, truncated: leases.truncated };
+}
+
+/** Project names: the operator may list them all; anyone else knows its own project's name only. */
+async function loadProjectNames(api: Api, viewer: Viewer, signal: AbortSignal): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  if (viewer.project) names.set(viewer.project.id, viewer.project.name);
+  if (viewer.role === 'admin') {
+    const projects = await fetchAll(async (marker) => {
+      const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
+      return { items: page.projects, next: page.next };
+    }, 5);
+    for (const p of projects.items) names.set(p.id, p.name);
+  }
+  return names;
+}
+
+function scopeOf(lease: Lease, viewer: Viewer): Scope {
+  return viewer.project && lease.project_id === viewer.project.id ? 'project' : 'others';
+}
+
+export function LeasesPage() {
+  const api = useApi();
+  const viewer = useViewer();
+  const [state, setState] = useState<StateFilter>('current');
+  // Owners also see leases of other projects on their nodes; the operator sees everyone's.
+  const [scope, setScope] = useState<Scope>(viewer.role === 'admin' ? 'all' : 'project');
+  const leases = useResource((signal) => loadLeases(api, state, signal), [state]);
+  const projects = useResource((signal) => loadProjectNames(api, viewer, signal), [viewer.userId]);
+
+  const shown = useMemo(
+    () => (leases.data?.leases ?? []).filter((l) => scope === 'all' || scopeOf(l, viewer) === scope),
+    [leases.data, scope, viewer],
+  );
+  const projectName = (id: string) => projects.data?.get(id) ?? 'another project';
+  const showScope = viewer.role === 'admin' || viewer.ownsNodes;
+
+  return (
+    <section>
+      <h1>Leases</h1>
+      <div className="toolbar">
+        {showScope && (
+          <div className="field">
+            <label htmlFor="lease-scope">Whose</label>
+            <select id="lease-scope" value={scope} onChange={(e) => setScope(e.target.value as Scope)}>
+              {viewer.project && <option value="project">{viewer.project.name}'s leases</option>}
+              <option value="others">{viewer.role === 'admin' ? 'Other projects' : 'Other projects on our nodes'}</option>
+              <option value="all">All I can see</option>
+            </select>
+          </div>
+        )}
+        <div className="field">
+          <label htmlFor="lease-state">State</label>
+          <select id="lease-state" value={state} onChange={(e) => setState(e.target.value as StateFilter)}>
+            <option value="current">Current (pending, active, ending)</option>
+            {STATES.map((s) => (
+              <option key={s} value={s}>{s}</option>
+            ))}
+            <option value="all">All</option>
+          </select>
+        </div>
+        <button type="button" className="secondary toolbar-button" onClick={leases.reload}>Refresh</button>
+      </div>
+
+      {leases.loading && <p aria-busy="true">Loading leases…</p>}
+      {leases.error !== undefined && <ErrorNotice error={leases.error} retry={leases.reload} title="Could not load the leases" />}
+      {leases.data && shown.length === 0 && (
+        <p className="empty">
+          No {state === 'current' ? 'current' : state === 'all' ? '' : state} leases here.
+          {viewer.role !== 'reader' && (
+            <> Lease nodes with <code>leasehold lease create</code>.</>
+          )}
+        </p>
+      )}
+      {shown.length > 0 && (
+        <div className="table-wrap" role="region" aria-label="Leases" tabIndex={0}>
+          <table className="table stacked">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">State</th>
+                <th scope="col">Start</th>
+                <th scope="col">End</th>
+                <th scope="col">Nodes</th>
+                <th scope="col">Project</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((lease) => (
+                <tr key={lease.id}>
+                  <th scope="row"><Link href={`/leases/${lease.id}`}>{lease.name}</Link></th>
+                  <td data-label="State"><StateBadge state={lease.state} /></td>
+                  <td data-label="Start" title={lease.start}>{formatTime(lease.start)}</td>
+                  <td data-label="End" title={lease.end}>
+                    {formatTime(lease.end)}
+                    {CURRENT.has(lease.state) && <div className="muted small">{formatRelative(lease.end)}</div>}
+                  </td>
+                  <td data-label="Nodes">
+                    <span className="mono small">{lease.allocations.map((a) => a.node_name ?? a.node_id).join(', ') || '—'}</span>
+                  </td>
+                  <td data-label="Project">{projectName(lease.project_id)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {leases.data?.truncated && <p className="muted small">Showing the first 10,000 leases.</p>}
+    </section>
+  );
+}
