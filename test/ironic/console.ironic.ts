@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
-import { connect } from './console-harness.js';
+import { connect } from '../console/console-harness.js';
 
 const avail = ironicAvailable();
 const ADMIN = 'lh_console-ironic-admin-token-0123456789abcdef';
