@@ -117,3 +117,26 @@ test('the console connects to the URL it is given, carries bytes both ways, show
   await vi.waitFor(() => expect(api.requests.some((r) => r.method === 'DELETE' && r.url.endsWith('/v1/consoles/c1'))).toBe(true));
   await user.click(screen.getByRole('button', { name: 'Close' }));
 });
+
+test('once the lease is over, a close says so whatever its code, and offers no reconnect', async () => {
+  const api = fakeApi({
+    'POST /v1/nodes/:id/console': () => ({ id: 'c2', node_id: 'n1', user_id: 'u1', created_at: '', expires_at: '', revoked_at: null, url: 'ws://x/v1/consoles/c2/stream?token=t' }),
+    'DELETE /v1/consoles/:id': () => new Response(null, { status: 204 }),
+  });
+  const { default: SerialConsole } = await import('../src/console/serial-console');
+  const props = {
+    api: createApi({ token: () => 'lh_t', fetch: api.fetch }),
+    nodeId: 'n1',
+    nodeName: 'gpu-01',
+    onClose: () => {},
+    WebSocketImpl: FakeSocket as unknown as typeof WebSocket,
+  };
+  const { rerender } = render(<SerialConsole {...props} />);
+  await vi.waitFor(() => expect(FakeSocket.last?.url).toBe('ws://x/v1/consoles/c2/stream?token=t'));
+  act(() => FakeSocket.last!.open());
+  act(() => FakeSocket.last!.serverClose(4502, 'the serial console of gpu-01 closed the connection'));
+  expect(screen.getByRole('button', { name: 'Reconnect' })).toBeTruthy();
+  rerender(<SerialConsole {...props} leaseOver />);
+  expect(screen.queryByRole('button', { name: 'Reconnect' })).toBeNull();
+  expect(screen.getByText('The lease is over: access to this node has ended.')).toBeTruthy();
+});

@@ -18,6 +18,11 @@ interface Props {
   nodeId: string;
   nodeName: string;
   onClose: () => void;
+  /**
+   * The lease is no longer active (the page polls it). Whatever code the close came with (at the end the node's
+   * console may close a moment before Leasehold's own cut), access is over: say so, and offer no reconnect.
+   */
+  leaseOver?: boolean;
   /** For tests: the WebSocket constructor. */
   WebSocketImpl?: typeof WebSocket;
 }
@@ -28,7 +33,7 @@ interface Props {
  * keystrokes as text); the close code and reason say why it ended (close-reason.ts). Leaving revokes the token,
  * as the CLI does, so the URL is good for nothing afterwards.
  */
-export default function SerialConsole({ api, nodeId, nodeName, onClose, WebSocketImpl = WebSocket }: Props) {
+export default function SerialConsole({ api, nodeId, nodeName, onClose, leaseOver = false, WebSocketImpl = WebSocket }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const [status, setStatus] = useState<Status>({ kind: 'requesting' });
   const [notice, setNotice] = useState<string | null>(null);
@@ -147,7 +152,7 @@ export default function SerialConsole({ api, nodeId, nodeName, onClose, WebSocke
           {live ? (
             <button type="button" className="secondary small" onClick={() => detachRef.current()}>Detach</button>
           ) : (
-            (status.kind === 'closed' && !status.final) || status.kind === 'failed' ? (
+            !leaseOver && ((status.kind === 'closed' && !status.final) || status.kind === 'failed') ? (
               <button type="button" className="small" onClick={() => { setNotice(null); setStatus({ kind: 'requesting' }); setAttempt((a) => a + 1); }}>
                 Reconnect
               </button>
@@ -159,6 +164,11 @@ export default function SerialConsole({ api, nodeId, nodeName, onClose, WebSocke
       <p className={`console-status console-${status.kind}`} role="status" aria-live="polite" data-testid="console-status">
         {statusText}
       </p>
+      {leaseOver && !live && (
+        <p className="console-notice" role="status">
+          The lease is over: access to this node has ended.
+        </p>
+      )}
       {notice && (
         <p className="console-notice small" aria-live="polite">
           <strong>Leasehold:</strong> {notice}

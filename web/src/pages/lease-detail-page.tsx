@@ -138,6 +138,7 @@ export function LeaseDetailPage() {
             nodeId={activeConsole.node_id}
             nodeName={activeConsole.node_name ?? activeConsole.node_id}
             onClose={() => setConsoleFor(null)}
+            leaseOver={lease.state !== 'active'}
           />
         </Suspense>
       )}

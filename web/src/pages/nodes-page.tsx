@@ -88,7 +88,7 @@ export function NodesPage() {
             onChange={(e) => setSearch(e.target.value)}
           />
         </div>
-        <form className="field grow" onSubmit={apply} role="search" aria-label="Filter by requirement expression">
+        <form className="field grow" onSubmit={apply} role="search" aria-label="Filter nodes">
           <label htmlFor="node-where">Requirement expression</label>
           <div className="row nowrap">
             <input
@@ -130,6 +130,7 @@ export function NodesPage() {
           <p className="muted small" aria-live="polite">
             {where && matches.loading ? 'Matching…' : `${visible.length} of ${total} nodes`}
             {where && !matches.loading && !expressionError && ` match ${JSON.stringify(where)} in an offer`}
+            {expressionError !== undefined && ' (the expression is not applied)'}
             {inventory.data.truncated && ' (the first 20,000 only)'}
           </p>
           {total === 0 && <p className="empty">You can see no nodes: your project owns none and leases none right now.</p>}
