@@ -272,66 +272,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /**
-         * Delete a project that has no users, leases, offers or nodes (operator)
-         * @description 409 conflict while the project has users, owns nodes, or has ever had a lease or an offer (kept for the audit trail): the message says which and what to do, error.details counts them ({users, leases, offers, nodes}).
-         */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown, revoked or expired token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not permitted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not found (or not visible to the caller) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete?: never;
         options?: never;
         head?: never;
         /** Rename a project or set its quota (operator) */
@@ -608,57 +549,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /**
-         * Delete a user and its tokens (operator, or a project manager for its own project's users)
-         * @description Its API and console tokens stop working at once. The leases and offers it created stay (their project owns them); the audit log keeps its name. Nobody deletes the user it is signed in as (403).
-         */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Missing, unknown, revoked or expired token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not permitted */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not found (or not visible to the caller) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2068,12 +1959,9 @@ export interface paths {
                     limit?: number;
                     /** @description The id of the last item of the previous page. */
                     marker?: string;
-                    /** @description The lessee project (id or name). */
                     project?: string;
                     state?: "pending" | "active" | "ending" | "ended" | "cancelled" | "failed";
                     node_id?: string;
-                    /** @description Project id or name: only leases on nodes that project owns (the owner's "who leases my nodes"). Only the operator may name another project; for anyone else that list is empty. */
-                    owner?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2394,74 +2282,6 @@ export interface paths {
         };
         trace?: never;
     };
-    "/v1/availability": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The availability timeline: per node, offer windows, busy time and free windows over [from, to)
-         * @description Rows: every node for the operator; for a project, the nodes it owns, those offered to it in the window and those it leases in the window, sorted by name. At most 93 days per request. A lessee sees another project's lease only as busy time; the owner of a node sees who leases it.
-         */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Items per page (1-1000). */
-                    limit?: number;
-                    /** @description The id of the last item of the previous page. */
-                    marker?: string;
-                    /** @description Start of the window (RFC 3339). Default: now. */
-                    from?: string;
-                    /** @description End of the window, after from, at most 93 days later. Default: from + 7 days. */
-                    to?: string;
-                    /** @description Requirement expression the nodes must match (as GET /v1/offers?where=). */
-                    where?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of nodes with their availability */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Availability"];
-                    };
-                };
-                /** @description Invalid request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing, unknown, revoked or expired token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -2723,8 +2543,6 @@ export interface components {
             id: string;
             name: string;
             project_id: string;
-            /** @description The lessee project's name (an owner sees who leases its nodes). */
-            project_name: string;
             /** @enum {string} */
             state: "pending" | "active" | "ending" | "ended" | "cancelled" | "failed";
             start: string;
@@ -2746,106 +2564,6 @@ export interface components {
             }[];
             created_at: string;
             updated_at: string;
-        };
-        Availability: {
-            /**
-             * Format: date-time
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            from: string;
-            /**
-             * Format: date-time
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            to: string;
-            /**
-             * Format: date-time
-             * @description The server's clock, for the timeline's now line.
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            now: string;
-            /**
-             * @description The time kept free after every lease for cleaning (ISO 8601).
-             * @example PT10M
-             */
-            cleaning_gap: string;
-            nodes: components["schemas"]["AvailabilityNode"][];
-            /** @description Relative URL of the next page, or null on the last page. */
-            next: string | null;
-        };
-        AvailabilityNode: {
-            id: string;
-            name: string | null;
-            resource_class: string | null;
-            /** @description The caller's project owns the node: it may lease it without an offer. */
-            owned: boolean;
-            /** @description The owning project, for the operator and the owner itself; null for anyone else. */
-            owner_project: {
-                id: string;
-                name: string;
-            } | null;
-            /** @description Why no new lease can start on it now ("in maintenance", "quarantined ..."), or null. */
-            unavailable: string | null;
-            /** @description Offers in force overlapping the window that the caller may lease from (or owns), by start. */
-            offers: {
-                id: string;
-                /**
-                 * Format: date-time
-                 * @example 2030-01-01T00:00:00.000Z
-                 */
-                start: string;
-                /**
-                 * Format: date-time
-                 * @description null: open-ended.
-                 * @example 2030-01-01T00:00:00.000Z
-                 */
-                end: string | null;
-                max_lease_duration: string | null;
-                min_lease_duration: string | null;
-            }[];
-            /** @description Busy time overlapping the window, by start; not clipped to it. */
-            busy: components["schemas"]["BusyInterval"][];
-            /** @description Where a new lease could run within the window, from now on: inside an offer open to the caller (anywhere on its own nodes), leaving each booking its cleaning gap. The offer's length limits still apply. */
-            free: {
-                /**
-                 * Format: date-time
-                 * @example 2030-01-01T00:00:00.000Z
-                 */
-                start: string;
-                /**
-                 * Format: date-time
-                 * @example 2030-01-01T00:00:00.000Z
-                 */
-                end: string;
-            }[];
-        };
-        BusyInterval: {
-            /**
-             * Format: date-time
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            start: string;
-            /**
-             * Format: date-time
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            end: string;
-            /**
-             * @description The lease itself, or the cleaning after it.
-             * @enum {string}
-             */
-            kind: "lease" | "cleaning";
-            /** @description Only when the caller may know whose lease it is: its own project's, any lease on a node its project owns, and every lease for the operator. Other projects' leases are plain busy time (touching ones merged). */
-            lease?: {
-                id: string;
-                name: string;
-                state: string;
-                /** @description The lessee. */
-                project: {
-                    id: string;
-                    name: string;
-                };
-            };
         };
         Event: {
             seq: string;
