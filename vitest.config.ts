@@ -12,6 +12,10 @@ import { defineConfig } from 'vitest/config';
 //   nothing else runs on the machine meanwhile.
 // - `web`: web/**/*.test.{ts,tsx}, the UI's component tests in jsdom (React Testing Library), and the check that
 //   web/src/api/schema.d.ts matches the API (that file opts into the node environment). Fast; runs with default.
+// - `browser`: test/browser/**/*.browser.ts, Debian's Chromium (playwright-core, test/support/browser.ts) against
+//   the real `leasehold serve` with the built UI (timings of seconds: a lease ends while the page watches); one
+//   file at a time, alone, after the Ironic projects. Outside CI a missing /usr/bin/chromium or UI build skips
+//   them loudly; under CI it is an error (.ci/run installs Chromium).
 // The real-Ironic suites alone: `npm run test:ironic` (both Ironic projects); `--project ironic` skips the figures.
 export default defineConfig({
   test: {
@@ -38,6 +42,20 @@ export default defineConfig({
           environment: 'jsdom',
           testTimeout: 30_000,
           sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.browser.ts'],
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // What a page shows follows the server by polling: wait for it as long as a locator would.
+          expect: { poll: { timeout: 15_000, interval: 100 } },
+          sequence: { groupOrder: 3 },
         },
       },
       {

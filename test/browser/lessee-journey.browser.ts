@@ -1,0 +1,203 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium, startBrowserServer, type BrowserServer, type RestCall } from '../support/browser.js';
+
+const avail = chromiumAvailable();
+const ADMIN = 'lh_browser-admin-token-0123456789abcdef';
+/** Long enough for every step before the end on a busy 2-core machine (they take ≈ 6 s); then the suite waits. */
+const LEASE_SECONDS = 30;
+
+/**
+ * A lessee's whole story in Chromium against the real `leasehold serve` (the built server and UI, the simulated
+ * driver with fast timings): sign in, the nodes and the requirement expression box, a lease that becomes active,
+ * power, the serial console with the node's output and echo, and access ending with the lease.
+ * The steps share one page and run in order.
+ */
+describe.skipIf(!avail.ok)('a lessee in the browser', () => {
+  let lh: BrowserServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let ada: RestCall;
+  const pageErrors: string[] = [];
+  let lease: { id: string; name: string; end: string };
+
+  beforeAll(async () => {
+    [lh, browser] = await Promise.all([startBrowserServer(ADMIN), launchChromium()]);
+    ada = lh.as('ada');
+    context = await browser.newContext({ baseURL: lh.url, viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+  }, 120_000);
+
+  // One story: once a step fails, the later ones are skipped rather than failing for the same reason.
+  let broken = false;
+  beforeEach((ctx) => {
+    if (broken && !ctx.task.name.startsWith('had no uncaught')) ctx.skip();
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') broken = true;
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await lh?.stop();
+  });
+
+  it('refuses a wrong token and signs in with the "Token" field', async () => {
+    await page.goto('/');
+    await page.getByLabel('Token', { exact: true }).fill('lh_not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('That token was not accepted');
+
+    await page.getByLabel('Token', { exact: true }).fill(lh.tokens.ada);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Nodes', exact: true }).waitFor();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(expect.arrayContaining(['Nodes', 'Leases']));
+    expect(await page.getByText('ada · astro (member)').isVisible()).toBe(true);
+    expect(new URL(page.url()).pathname).toBe('/nodes');
+  });
+
+  it('shows the nodes table, searches it, and filters with a requirement expression', async () => {
+    const table = page.getByRole('region', { name: 'Nodes', exact: true });
+    await table.getByRole('row', { name: /astro-01/ }).waitFor();
+    // Alice's project owns astro-01 and leases nothing yet: that is all she sees.
+    expect(await table.getByRole('row').count()).toBe(2); // the header and astro-01
+    const row = table.getByRole('row', { name: /astro-01/ });
+    expect(await row.textContent()).toMatch(/8 GiB.*astro.*available.*power off/);
+
+    await page.getByRole('searchbox', { name: 'Search' }).fill('no-such-node');
+    await page.getByText('No node matches.').waitFor();
+    await page.getByRole('searchbox', { name: 'Search' }).fill('astro');
+    await table.getByRole('row', { name: /astro-01/ }).waitFor();
+    await page.getByRole('searchbox', { name: 'Search' }).fill('');
+
+    // The expression is the API's: the other projects' offered GPU nodes match.
+    await page.getByRole('textbox', { name: 'Requirement expression' }).fill('gpus >= 1 and memory >= 48GiB');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Also offered to you and matching:').waitFor();
+    expect(await page.getByText('Also offered to you and matching:').textContent()).toContain('gpu-1, gpu-2');
+
+    // A malformed expression: the API's own message, verbatim, as an alert on the field.
+    const bad = 'gpus >= and memory';
+    const apiAnswer = await ada('GET', `/v1/offers?where=${encodeURIComponent(bad)}`, undefined, [400]);
+    expect(apiAnswer.status).toBe(400);
+    await page.getByRole('textbox', { name: 'Requirement expression' }).fill(bad);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe(apiAnswer.body.error.message);
+    expect(await page.getByRole('textbox', { name: 'Requirement expression' }).getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('requests a lease and sees it become active', async () => {
+    const created = await ada('POST', '/v1/leases', {
+      name: 'ui-journey',
+      groups: [{ count: 1, where: 'gpus >= 1' }],
+      duration: `PT${LEASE_SECONDS}S`,
+    });
+    lease = created.body;
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leases', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Leases', exact: true }).waitFor();
+    await page.getByRole('region', { name: 'Leases' }).getByRole('link', { name: 'ui-journey' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe(`/leases/${lease.id}`);
+    await page.getByRole('heading', { level: 1, name: 'ui-journey active' }).waitFor();
+    await page.getByText(/^Ends in /).waitFor();
+    const row = allocationRow('gpu-1');
+    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('active');
+  });
+
+  it('lists the leased node on the nodes page with the lease', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Nodes', exact: true }).click();
+    const table = page.getByRole('region', { name: 'Nodes', exact: true });
+    const row = table.getByRole('row', { name: /gpu-1/ });
+    await row.waitFor();
+    await row.getByRole('link', { name: 'ui-journey' }).click();
+    await page.getByRole('heading', { level: 1, name: 'ui-journey active' }).waitFor();
+  });
+
+  it('opens the serial console, powers the node on, sees it boot and echo what is typed', async () => {
+    const row = allocationRow('gpu-1');
+    await row.getByRole('button', { name: 'Open console' }).click();
+    const consoleBox = page.getByRole('region', { name: 'Serial console: gpu-1' });
+    await expect.poll(() => consoleBox.getByTestId('console-status').textContent()).toMatch(/^Connected\./);
+    const terminal = page.getByLabel('Terminal of gpu-1');
+    await expect.poll(() => terminalText(terminal)).toContain('Leasehold simulated serial console: gpu-1');
+    expect(await terminalText(terminal)).toContain('the node is powered off');
+
+    await row.getByRole('group', { name: 'Power of gpu-1' }).getByRole('button', { name: 'Power on' }).click();
+    await expect.poll(() => row.getByRole('status').textContent()).toBe('Power on requested for gpu-1.');
+    await expect.poll(() => powerCell('gpu-1').textContent()).toBe('power on');
+    // The node boots on its serial line: firmware, kernel, systemd, then a getty.
+    await expect.poll(() => terminalText(terminal)).toContain('gpu-1 login:');
+    expect(await terminalText(terminal)).toContain('Reached target multi-user.target');
+    expect(await terminalText(terminal)).toContain('Debian GNU/Linux 12 gpu-1 ttyS0');
+
+    await terminal.click();
+    await page.keyboard.type('ada');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => terminalText(terminal)).toMatch(/gpu-1 login: ada\s*Password:/);
+  });
+
+  it('powers the node off after confirming', async () => {
+    const row = allocationRow('gpu-1');
+    await row.getByRole('group', { name: 'Power of gpu-1' }).getByRole('button', { name: 'Power off' }).click();
+    const confirm = row.getByRole('group', { name: 'Power gpu-1 off?' });
+    // Focus moves to the confirming button.
+    expect(await confirm.getByRole('button', { name: 'Power off' }).evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
+    await confirm.getByRole('button', { name: 'Power off' }).click();
+    await expect.poll(() => row.getByRole('status').textContent()).toBe('Power off requested for gpu-1.');
+    await expect.poll(() => powerCell('gpu-1').textContent()).toBe('power off');
+  });
+
+  it('loses access when the lease ends: the console closes with the reason, power is gone and refused', async () => {
+    const endsIn = Date.parse(lease.end) - Date.now();
+    expect(endsIn, 'the steps before the end took longer than the lease').toBeGreaterThan(0);
+    const consoleBox = page.getByRole('region', { name: 'Serial console: gpu-1' });
+    await expect
+      .poll(() => consoleBox.getByTestId('console-status').textContent(), { timeout: endsIn + 20_000, interval: 250 })
+      .toMatch(/^Access ended with the lease: the lease ended at .* \(code 4410\)\.$/);
+    expect(await terminalText(page.getByLabel('Terminal of gpu-1'))).toContain('Access ended with the lease');
+    await consoleBox.getByText('The lease is over: access to this node has ended.').waitFor();
+    // No reconnect offered for an access that ended for good.
+    expect(await consoleBox.getByRole('button', { name: 'Reconnect' }).count()).toBe(0);
+
+    // The detail follows (2 s polling near the end): ending, then ended once gpu-1 is cleaned; no power buttons.
+    await expect
+      .poll(async () => (await page.getByRole('heading', { level: 1 }).textContent()) ?? '', { timeout: 20_000 })
+      .toMatch(/^ui-journey (ending|ended)$/);
+    expect(await page.getByRole('button', { name: 'Power on' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Open console' }).count()).toBe(0);
+    // What a stale page would send is refused: the node is not there for Alice any more.
+    expect((await ada('POST', '/v1/nodes/gpu-1/power', { action: 'on' }, [404])).status).toBe(404);
+    await expect
+      .poll(async () => (await page.getByRole('heading', { level: 1 }).textContent()) ?? '', { timeout: 30_000 })
+      .toBe('ui-journey ended');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Nodes', exact: true }).click();
+    const table = page.getByRole('region', { name: 'Nodes', exact: true });
+    await table.getByRole('row', { name: /astro-01/ }).waitFor();
+    expect(await table.getByRole('row', { name: /gpu-1/ }).count()).toBe(0);
+  });
+
+  it('had no uncaught errors in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+
+  function allocationRow(node: string) {
+    return page.getByRole('region', { name: 'Allocations' }).getByRole('row', { name: new RegExp(`^${node}\\b`) });
+  }
+  function powerCell(node: string) {
+    return allocationRow(node).getByRole('cell').nth(2);
+  }
+});
+
+/** What an xterm.js terminal shows, row by row (its DOM renderer uses non-breaking spaces). */
+async function terminalText(terminal: ReturnType<Page['getByLabel']>): Promise<string> {
+  const rows = await terminal.locator('.xterm-rows > div').allTextContents();
+  return rows.map((r) => r.replace(/\u00a0/g, ' ').trimEnd()).join('\n');
+}
