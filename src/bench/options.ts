@@ -24,6 +24,13 @@ export interface Sizes {
   /** Section 3: leases (one node each) ending at one instant, and how many of them poll for the access cut. */
   readonly ends: number;
   readonly accessSample: number;
+  /** Section 4: measured requests per kind (direct, gateway) and per call (GET, power PUT), after the warm-up. */
+  readonly gatewaySamples: number;
+  readonly gatewayWarmup: number;
+  /** Section 4's throughput part: concurrent clients, and the GETs each burst (one per kind and round) sends. */
+  readonly gatewayClients: number;
+  readonly gatewayRounds: number;
+  readonly gatewayBurst: number;
 }
 
 export interface BenchOptions {
@@ -34,7 +41,7 @@ export interface BenchOptions {
   readonly adminUrl: string;
   /** Where to write the results as JSON, or null. */
   readonly jsonPath: string | null;
-  /** Only these sections (1, 2, 3); all by default. */
+  /** Only these sections (1, 2, 3, 4); all by default. */
   readonly sections: ReadonlySet<number>;
   readonly sizes: Sizes;
 }
@@ -54,6 +61,11 @@ const FULL: Sizes = {
   raceNodes: 16,
   ends: 1_000,
   accessSample: 20,
+  gatewaySamples: 300,
+  gatewayWarmup: 20,
+  gatewayClients: 8,
+  gatewayRounds: 5,
+  gatewayBurst: 400,
 };
 
 const QUICK: Sizes = {
@@ -69,14 +81,21 @@ const QUICK: Sizes = {
   raceNodes: 16,
   ends: 100,
   accessSample: 10,
+  gatewaySamples: 60,
+  gatewayWarmup: 20,
+  gatewayClients: 8,
+  gatewayRounds: 2,
+  gatewayBurst: 200,
 };
 
-export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3]
+export const SECTIONS = [1, 2, 3, 4] as const;
 
-  --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends)
+export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4]
+
+  --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
   --json[=path]  also write the results as JSON (default path: bench-results.json)
-  --only         run only these sections (1 quote/create, 2 race, 3 lease ends)
+  --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic)
 
 environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
              LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON`;
@@ -85,7 +104,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   let quick = env.LEASEHOLD_BENCH_QUICK === '1' || env.LEASEHOLD_BENCH_QUICK === 'true';
   let engine: BenchOptions['engine'] = parseEngine(env.LEASEHOLD_BENCH_ENGINE || 'auto');
   let jsonPath: string | null = env.LEASEHOLD_BENCH_JSON || null;
-  let sections = new Set([1, 2, 3]);
+  let sections = new Set<number>(SECTIONS);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -106,7 +125,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
         break;
       case '--only':
         sections = new Set(value().split(',').map((s) => Number(s.trim())));
-        if ([...sections].some((s) => ![1, 2, 3].includes(s))) throw new Error(`--only: expected sections among 1,2,3\n${USAGE}`);
+        if ([...sections].some((s) => !(SECTIONS as readonly number[]).includes(s))) throw new Error(`--only: expected sections among ${SECTIONS.join(',')}\n${USAGE}`);
         break;
       case '--help':
       case '-h':

@@ -1,3 +1,4 @@
+import type { Comparison, GatewaySection } from './gateway-latency.js';
 import type { LeaseEndsResult } from './lease-ends.js';
 import type { MachineInfo } from './machine.js';
 import type { EngineName, Sizes } from './options.js';
@@ -35,6 +36,9 @@ export interface BenchReport {
   readonly machine: MachineInfo;
   readonly timings: string;
   readonly engines: EngineResults[];
+  /** Section 4 (run once, not per engine), or why it did not run; its error if it failed. */
+  gateway?: GatewaySection;
+  gatewayError?: string;
   totalS: number;
 }
 
@@ -131,7 +135,36 @@ export function formatReport(r: BenchReport): string {
       '',
     );
   }
+  if (r.gateway) out.push(formatGateway(r.gateway, s), '');
   for (const e of r.engines) for (const err of e.errors) out.push(`ERROR [${e.engine}] ${err}`);
+  if (r.gatewayError) out.push(`ERROR [4. gateway] ${r.gatewayError}`);
   out.push(`total run time: ${fmt(r.totalS)} s`);
   return out.join('\n');
+}
+
+function formatGateway(g: GatewaySection, s: Sizes): string {
+  const title = '4. Gateway overhead against direct Ironic: a lessee through /baremetal vs. the same call to Ironic';
+  if ('skipped' in g) return `${title}\n${g.skipped}`;
+  const r = g.result;
+  const rows: string[][] = [['', 'direct', 'gateway', 'gateway / direct', 'added (ms)']];
+  const compare = (label: string, c: Comparison) => {
+    for (const p of ['p50', 'p95', 'p99'] as const) {
+      rows.push([`${label} ${p} (ms)`, fmt(c.direct[p], 2), fmt(c.gateway[p], 2), fmt(c.gateway[p] / c.direct[p], 2), fmt(c.gateway[p] - c.direct[p], 2)]);
+    }
+    rows.push([`${label} mean (ms)`, fmt(c.direct.mean, 2), fmt(c.gateway.mean, 2), fmt(c.gateway.mean / c.direct.mean, 2), fmt(c.gateway.mean - c.direct.mean, 2)]);
+  };
+  compare('GET /v1/nodes/{uuid}', r.get);
+  compare('PUT …/states/power (202)', r.power);
+  for (const [label, p] of [['Leasehold alone: GET /healthz', r.reference.health], ['Leasehold alone: REST GET /v1/nodes/{uuid}', r.reference.lookup]] as const) {
+    rows.push([`${label} p50 / p95 (ms)`, '', `${fmt(p.p50, 2)} / ${fmt(p.p95, 2)}`, '', '']);
+  }
+  const t = r.throughput;
+  rows.push([`GET, ${t.clients} concurrent clients (req/s)`, fmt(t.direct, 0), fmt(t.gateway, 0), fmt(t.gateway / t.direct, 2), '']);
+  return [
+    title,
+    `${r.ironic}, one process, SQLite, fake-hardware, noauth; leasehold serve (embedded PGlite) as its own process; one client at a time,`,
+    `interleaved, ${s.gatewaySamples} samples per kind after ${r.warmup} warm-up (n: GET ${r.get.gateway.n}, PUT ${r.power.gateway.n}); throughput ${n(t.requests)} GETs per kind`,
+    table(rows),
+    `answers other than 200 / 202: ${counts(r.unexpected)}; leasehold serve RSS peak ${r.serverRssPeak === null ? '-' : mib(r.serverRssPeak)}; load average (1 min) ${r.load.start.toFixed(2)} at start, ${r.load.end.toFixed(2)} at end`,
+  ].join('\n');
 }

@@ -4,11 +4,13 @@
  *
  * 1. quote and create of the seed request over a seeded pool (PGlite and/or PostgreSQL), through the HTTP app;
  * 2. concurrent clients racing for the same nodes and windows (no overlap may result);
- * 3. many leases ending at one instant: how soon access stops, how long until every node is released.
+ * 3. many leases ending at one instant: how soon access stops, how long until every node is released;
+ * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic).
  *
  * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`). docs/benchmarks.md has the figures.
  */
 import { writeFile } from 'node:fs/promises';
+import { benchGatewayLatency } from './gateway-latency.js';
 import { benchLeaseEnds } from './lease-ends.js';
 import { machineInfo } from './machine.js';
 import { parseOptions, UsageRequested, type BenchOptions, type EngineName } from './options.js';
@@ -101,7 +103,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const started = performance.now();
-  const engines = await chooseEngines(options);
+  // Section 4 brings its own store (the server's embedded PGlite): no engine to choose when it runs alone.
+  const engines = [1, 2, 3].some((s) => options.sections.has(s)) ? await chooseEngines(options) : [];
   const machine = await machineInfo(engines.includes('postgres') ? options.adminUrl : null);
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
@@ -112,8 +115,19 @@ async function main(): Promise<number> {
     engines: [],
     totalS: 0,
   };
-  progress(`engines: ${engines.join(', ')}; sections: ${[...options.sections].join(', ')}${options.quick ? ' (quick)' : ''}`);
+  progress(`engines: ${engines.join(', ') || 'none'}; sections: ${[...options.sections].join(', ')}${options.quick ? ' (quick)' : ''}`);
   for (const engine of engines) report.engines.push(await benchEngine(engine, options));
+  if (options.sections.has(4)) {
+    try {
+      report.gateway = await benchGatewayLatency(options.sizes, progress);
+      const g = report.gateway;
+      if ('skipped' in g) progress(`4: ${g.skipped}`);
+      else progress(`4: GET p50 ${g.result.get.direct.p50.toFixed(2)} → ${g.result.get.gateway.p50.toFixed(2)} ms, power p50 ${g.result.power.direct.p50.toFixed(2)} → ${g.result.power.gateway.p50.toFixed(2)} ms`);
+    } catch (err) {
+      report.gatewayError = describe(err);
+      progress(`4 FAILED: ${describe(err)}`);
+    }
+  }
   report.totalS = elapsedMs(started) / 1000;
 
   process.stdout.write(`\n${formatReport(report)}\n`);
@@ -121,7 +135,7 @@ async function main(): Promise<number> {
     await writeFile(options.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
     progress(`results written to ${options.jsonPath}`);
   }
-  return report.engines.some((e) => e.errors.length > 0) || invariantBroken(report) ? 1 : 0;
+  return report.engines.some((e) => e.errors.length > 0) || report.gatewayError || invariantBroken(report) ? 1 : 0;
 }
 
 /** Double booking or access after the end is a failure of the product, not just a slow figure. */
