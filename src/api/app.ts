@@ -8,6 +8,7 @@ import { docsPage } from './docs-page.js';
 import { webUi } from './web-ui.js';
 import { errorResponse, toLeaseholdError } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
+import { availabilityRoutes } from './routes/availability.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -81,6 +82,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', consoleRoutes(deps));
   app.route('/', offerRoutes(deps));
   app.route('/', leaseRoutes(deps));
+  app.route('/', availabilityRoutes(deps));
   app.route('/', eventRoutes(deps));
 
   app.doc31('/openapi.json', {

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { BookingDetail } from '../domain/availability.js';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { AuditEvent, Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
@@ -16,6 +17,7 @@ import type {
   NewOffer,
   OfferFilter,
 } from './leasing-store.js';
+import { availabilityBookings, type AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { createLease } from './queries/create-lease.js';
 import { insertEvents } from './queries/insert-events.js';
@@ -145,6 +147,10 @@ export class KyselyLeasingStore implements LeasingStore {
       if (nodeIds !== null) query = query.where('a.node_id', 'in', nodeIds);
       return query.orderBy('a.node_id').orderBy(sql`lower(a.period)`).execute();
     });
+  }
+
+  availabilityBookings(filter: AvailabilityBookingFilter): Promise<readonly BookingDetail[]> {
+    return guard(() => availabilityBookings(this.db, filter));
   }
 
   createLease(lease: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {

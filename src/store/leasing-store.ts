@@ -1,4 +1,6 @@
+import type { BookingDetail } from '../domain/availability.js';
 import type { AuditEvent, Lease, LeaseRequest, NewAuditEvent, Offer } from '../domain/leasing.js';
+import type { AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import type { Page, PageRequest } from './store.js';
 
 /**
@@ -89,6 +91,11 @@ export interface LeasingStore {
   offersInForce(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Offer[]>;
   /** Bookings whose blocked window overlaps [from, to), on the given nodes or all. */
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]>;
+  /**
+   * Bookings whose blocked window overlaps [from, to), on the given nodes and/or of one project, with their lease's
+   * name and state and the lessee's name (for the availability timeline; sorted by node, then start).
+   */
+  availabilityBookings(filter: AvailabilityBookingFilter): Promise<readonly BookingDetail[]>;
 
   createLease(lease: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
   getLease(id: string): Promise<Lease | null>;

@@ -1,5 +1,6 @@
 import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
+import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
@@ -17,5 +18,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     nodesContract(openFreshStore);
     engineContract(openFreshStore);
     consoleContract(openFreshStore);
+    availabilityContract(openFreshStore);
   });
 }
