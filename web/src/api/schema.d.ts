@@ -2282,6 +2282,74 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The availability timeline: per node, offer windows, busy time and free windows over [from, to)
+         * @description Rows: every node for the operator; for a project, the nodes it owns, those offered to it in the window and those it leases in the window, sorted by name. At most 93 days per request. A lessee sees another project's lease only as busy time; the owner of a node sees who leases it.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page (1-1000). */
+                    limit?: number;
+                    /** @description The id of the last item of the previous page. */
+                    marker?: string;
+                    /** @description Start of the window (RFC 3339). Default: now. */
+                    from?: string;
+                    /** @description End of the window, after from, at most 93 days later. Default: from + 7 days. */
+                    to?: string;
+                    /** @description Requirement expression the nodes must match (as GET /v1/offers?where=). */
+                    where?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of nodes with their availability */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Availability"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -2564,6 +2632,106 @@ export interface components {
             }[];
             created_at: string;
             updated_at: string;
+        };
+        Availability: {
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            to: string;
+            /**
+             * Format: date-time
+             * @description The server's clock, for the timeline's now line.
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            now: string;
+            /**
+             * @description The time kept free after every lease for cleaning (ISO 8601).
+             * @example PT10M
+             */
+            cleaning_gap: string;
+            nodes: components["schemas"]["AvailabilityNode"][];
+            /** @description Relative URL of the next page, or null on the last page. */
+            next: string | null;
+        };
+        AvailabilityNode: {
+            id: string;
+            name: string | null;
+            resource_class: string | null;
+            /** @description The caller's project owns the node: it may lease it without an offer. */
+            owned: boolean;
+            /** @description The owning project, for the operator and the owner itself; null for anyone else. */
+            owner_project: {
+                id: string;
+                name: string;
+            } | null;
+            /** @description Why no new lease can start on it now ("in maintenance", "quarantined ..."), or null. */
+            unavailable: string | null;
+            /** @description Offers in force overlapping the window that the caller may lease from (or owns), by start. */
+            offers: {
+                id: string;
+                /**
+                 * Format: date-time
+                 * @example 2030-01-01T00:00:00.000Z
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description null: open-ended.
+                 * @example 2030-01-01T00:00:00.000Z
+                 */
+                end: string | null;
+                max_lease_duration: string | null;
+                min_lease_duration: string | null;
+            }[];
+            /** @description Busy time overlapping the window, by start; not clipped to it. */
+            busy: components["schemas"]["BusyInterval"][];
+            /** @description Where a new lease could run within the window, from now on: inside an offer open to the caller (anywhere on its own nodes), leaving each booking its cleaning gap. The offer's length limits still apply. */
+            free: {
+                /**
+                 * Format: date-time
+                 * @example 2030-01-01T00:00:00.000Z
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @example 2030-01-01T00:00:00.000Z
+                 */
+                end: string;
+            }[];
+        };
+        BusyInterval: {
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            end: string;
+            /**
+             * @description The lease itself, or the cleaning after it.
+             * @enum {string}
+             */
+            kind: "lease" | "cleaning";
+            /** @description Only when the caller may know whose lease it is: its own project's, any lease on a node its project owns, and every lease for the operator. Other projects' leases are plain busy time (touching ones merged). */
+            lease?: {
+                id: string;
+                name: string;
+                state: string;
+                /** @description The lessee. */
+                project: {
+                    id: string;
+                    name: string;
+                };
+            };
         };
         Event: {
             seq: string;
