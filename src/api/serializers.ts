@@ -93,11 +93,19 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
   };
 }
 
-export function leaseJson(l: Lease, nodeNames: ReadonlyMap<string, string | null>) {
+/** Names a lease response shows beside ids: its nodes', and its lessee project's. */
+export interface LeaseNames {
+  readonly nodes: ReadonlyMap<string, string | null>;
+  readonly projects: ReadonlyMap<string, string>;
+}
+
+export function leaseJson(l: Lease, names: LeaseNames) {
+  const nodeNames = names.nodes;
   return {
     id: l.id,
     name: l.name,
     project_id: l.project_id,
+    project_name: names.projects.get(l.project_id) ?? l.project_id,
     state: l.state,
     start: iso(l.start),
     end: iso(l.end),

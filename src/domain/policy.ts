@@ -26,6 +26,7 @@ export function nodeVisibility(
 
 export const canCreateProject = isAdmin;
 export const canUpdateProject = isAdmin;
+export const canDeleteProject = isAdmin;
 export const canSetNodeOwner = isAdmin;
 export const canSyncInventory = isAdmin;
 
@@ -43,6 +44,16 @@ export function canCreateUser(p: Principal, projectId: string | null, role: Role
 
 export function canSeeUser(p: Principal, user: Pick<User, 'id' | 'project_id'>): boolean {
   return isAdmin(p) || user.id === p.userId || (user.project_id !== null && user.project_id === p.projectId);
+}
+
+/**
+ * Deleting a user: the operator, or the manager of the user's project (never an operator); nobody deletes itself
+ * (the route says so), so the last operator always remains.
+ */
+export function canDeleteUser(p: Principal, user: Pick<User, 'id' | 'project_id' | 'role'>): boolean {
+  if (user.id === p.userId) return false;
+  if (isAdmin(p)) return true;
+  return user.role !== Role.Admin && user.project_id !== null && user.project_id === p.projectId && roleAtLeast(p.role, Role.Manager);
 }
 
 /**

@@ -174,6 +174,12 @@ export class KyselyLeasingStore implements LeasingStore {
         const node = filter.node_id;
         query = query.where(sql<SqlBool>`exists (select 1 from allocations a where a.lease_id = l.id and a.node_id = ${node})`);
       }
+      if (filter.owner !== undefined) {
+        const { project_id, project_name } = filter.owner;
+        query = query.where(sql<SqlBool>`exists (
+          select 1 from allocations a join nodes n on n.id = a.node_id
+          where a.lease_id = l.id and n.owner in (${project_id}, ${project_name}))`);
+      }
       if (filter.visible_to !== undefined) {
         const { project_id, project_name } = filter.visible_to;
         query = query.where(sql<SqlBool>`(l.project_id = ${project_id} or exists (

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
@@ -129,6 +129,34 @@ export class KyselyStore implements Store {
     });
   }
 
+  deleteProject(id: string): Promise<void> {
+    return guarded(() =>
+      this.db.transaction().execute(async (trx) => {
+        if (!isUuid(id)) throw new NotFoundError('project', id);
+        // The row lock makes users, leases and offers created meanwhile wait, then fail their reference check.
+        const project = await trx.selectFrom('projects').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
+        if (!project) throw new NotFoundError('project', id);
+        const count = (table: 'users' | 'leases' | 'offers') =>
+          trx.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('project_id', '=', id).executeTakeFirstOrThrow();
+        // One after another: a transaction is one connection.
+        const users = await count('users');
+        const leases = await count('leases');
+        const offers = await count('offers');
+        const nodes = await trx
+          .selectFrom('nodes')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('removed_at', 'is', null)
+          .where('owner', 'in', [project.id, project.name])
+          .executeTakeFirstOrThrow();
+        const counts = { users: Number(users.n), leases: Number(leases.n), offers: Number(offers.n), nodes: Number(nodes.n) };
+        if (counts.users + counts.leases + counts.offers + counts.nodes > 0) {
+          throw new ConflictError(projectInUseMessage(project.name, counts), { details: { project_id: project.id, ...counts } });
+        }
+        await trx.deleteFrom('projects').where('id', '=', id).execute();
+      }),
+    );
+  }
+
   createUser(input: NewUser, now: Date): Promise<User> {
     return guarded(async () => {
       if (input.project_id === null && input.role !== 'admin') {
@@ -161,6 +189,19 @@ export class KyselyStore implements Store {
       const result = await keysetPage(query, { id: sql`id`, sortKey: [sql`name`, sql`id`], idOf: (row) => row.id }, page);
       return { items: result.items.map(toUser), nextMarker: result.nextMarker };
     });
+  }
+
+  deleteUser(id: string): Promise<void> {
+    return guarded(() =>
+      this.db.transaction().execute(async (trx) => {
+        if (!isUuid(id)) throw new NotFoundError('user', id);
+        await trx.updateTable('offers').set({ created_by: null }).where('created_by', '=', id).execute();
+        await trx.updateTable('leases').set({ created_by: null }).where('created_by', '=', id).execute();
+        // API and console tokens go with it (on delete cascade).
+        const deleted = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+        if (deleted.numDeletedRows === 0n) throw new NotFoundError('user', id);
+      }),
+    );
   }
 
   createToken(input: NewToken, now: Date): Promise<ApiToken> {
@@ -291,4 +332,26 @@ export class KyselyStore implements Store {
       return { items: result.items.map(toNodeView), nextMarker: result.nextMarker };
     });
   }
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Why a project cannot be deleted, and what to do instead: "project \"x\" cannot be deleted: it has 2 users; ..." */
+function projectInUseMessage(name: string, c: { users: number; leases: number; offers: number; nodes: number }): string {
+  const has = [
+    c.users > 0 && plural(c.users, 'user'),
+    c.leases > 0 && plural(c.leases, 'lease'),
+    c.offers > 0 && plural(c.offers, 'offer'),
+    c.nodes > 0 && `${plural(c.nodes, 'node')} it owns in Ironic`,
+  ].filter((part): part is string => part !== false);
+  const list = has.length > 1 ? `${has.slice(0, -1).join(', ')} and ${has.at(-1)}` : has[0];
+  const advice = [
+    c.users > 0 && 'delete its users first',
+    c.nodes > 0 && "give those nodes another owner in Ironic",
+    (c.leases > 0 || c.offers > 0) &&
+      'a project that has had leases or offers stays for the audit trail (a quota of max_nodes 0 stops its new leases)',
+  ].filter((part): part is string => part !== false);
+  return `project ${JSON.stringify(name)} cannot be deleted: it has ${list}; ${advice.join('; ')}`;
 }

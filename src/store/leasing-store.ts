@@ -67,6 +67,8 @@ export interface LeaseFilter {
   readonly project_id?: string;
   readonly state?: string;
   readonly node_id?: string;
+  /** Leases holding (or having held) a node this project owns: the owner's "who leases my nodes". */
+  readonly owner?: { readonly project_id: string; readonly project_name: string };
   /** Leases a project may see: its own, and those on nodes it owns. */
   readonly visible_to?: { readonly project_id: string; readonly project_name: string };
 }

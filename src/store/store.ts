@@ -105,12 +105,22 @@ export interface Store {
   /** Sorted by name. `ids` restricts the list (a non-admin sees its own project only). */
   listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>>;
   updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project>;
+  /**
+   * Deletes a project nothing refers to. ConflictError, with the counts in `details` ({users, leases, offers,
+   * nodes}), while it has users, has ever had a lease or an offer (kept for the audit trail), or owns live nodes.
+   */
+  deleteProject(id: string): Promise<void>;
 
   /** NotFoundError('project', id) when project_id names no project. */
   createUser(input: NewUser, now: Date): Promise<User>;
   getUser(id: string): Promise<User | null>;
   /** Sorted by name. */
   listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>>;
+  /**
+   * Deletes a user with its API and console tokens (they stop working at once). The leases and offers it created
+   * stay, their creator forgotten; the audit log keeps its name.
+   */
+  deleteUser(id: string): Promise<void>;
 
   createToken(input: NewToken, now: Date): Promise<ApiToken>;
   getToken(id: string): Promise<ApiToken | null>;

@@ -3,12 +3,12 @@ import { formatDuration, parseDuration } from '../../domain/duration.js';
 import { ForbiddenError, InvalidRequestError, LeaseConflictError, NotFoundError } from '../../domain/errors.js';
 import type { Principal, Project } from '../../domain/identity.js';
 import type { Lease } from '../../domain/leasing.js';
-import { canChangeLeasesOf, isAdmin } from '../../domain/policy.js';
+import { canChangeLeasesOf, canSeeProject, isAdmin } from '../../domain/policy.js';
 import type { LeaseAsk } from '../../scheduler/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
-import { leaseJson } from '../serializers.js';
+import { leaseJson, type LeaseNames } from '../serializers.js';
 
 const Time = z.iso.datetime({ offset: true });
 const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
@@ -39,6 +39,7 @@ export const LeaseSchema = z
     id: z.string(),
     name: z.string(),
     project_id: z.string(),
+    project_name: z.string().openapi({ description: "The lessee project's name (an owner sees who leases its nodes)." }),
     state: z.enum(STATES),
     start: z.string(),
     end: z.string(),
@@ -100,7 +101,21 @@ const listLeases = createRoute({
   tags: ['leases'],
   summary: "List leases: your project's, and those on nodes you own",
   request: {
-    query: z.object({ ...PageQuery, project: z.string().min(1).optional(), state: z.enum(STATES).optional(), node_id: z.string().min(1).optional() }),
+    query: z.object({
+      ...PageQuery,
+      project: z.string().min(1).optional().openapi({ description: 'The lessee project (id or name).' }),
+      state: z.enum(STATES).optional(),
+      node_id: z.string().min(1).optional(),
+      owner: z
+        .string()
+        .min(1)
+        .optional()
+        .openapi({
+          description:
+            "Project id or name: only leases on nodes that project owns (the owner's \"who leases my nodes\"). " +
+            'Only the operator may name another project; for anyone else that list is empty.',
+        }),
+    }),
   },
   responses: { 200: jsonResponse(z.object({ leases: z.array(LeaseSchema), next: NextLink }), 'A page of leases'), ...errorResponses(400, 401) },
 });
@@ -133,6 +148,9 @@ const deleteLease = createRoute({
   responses: { 200: jsonResponse(LeaseSchema, 'The lease, cancelled or ending'), ...errorResponses(401, 403, 404, 409) },
 });
 
+/** An owner filter that matches no node (an unknown project, or one the caller may not ask about). */
+const NO_OWNER = { project_id: '00000000-0000-0000-0000-000000000000', project_name: '00000000-0000-0000-0000-000000000000' };
+
 /** Lost races for a node are retried with a fresh plan this many times before answering lease_conflict. */
 const CONFLICT_RETRIES = 3;
 
@@ -155,8 +173,12 @@ export function leaseRoutes(deps: ApiDeps) {
     };
   }
 
-  function names(leases: readonly Lease[]): Promise<ReadonlyMap<string, string | null>> {
-    return deps.store.nodeNames(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
+  /** Node names and lessee project names for the response (a page holds at most 1000 leases, so as many projects). */
+  async function names(leases: readonly Lease[]): Promise<LeaseNames> {
+    const nodes = await deps.store.nodeNames(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
+    const ids = [...new Set(leases.map((l) => l.project_id))];
+    const projects = ids.length === 0 ? [] : (await deps.store.listProjects({ ids }, { limit: 1000 })).items;
+    return { nodes, projects: new Map(projects.map((p) => [p.id, p.name])) };
   }
 
   /** The lessee, the operator, and the owners of its nodes (read only) see a lease; others get 404. */
@@ -228,11 +250,17 @@ export function leaseRoutes(deps: ApiDeps) {
     if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? '00000000-0000-0000-0000-000000000000';
     let nodeId: string | undefined;
     if (q.node_id !== undefined) nodeId = (await deps.store.getNode(q.node_id, { kind: 'all' }))?.id ?? q.node_id;
+    let owner: { project_id: string; project_name: string } | undefined;
+    if (q.owner !== undefined) {
+      const project = await deps.store.findProject(q.owner);
+      // Another project's nodes are none of a project's business: as if that project owned nothing.
+      owner = project && canSeeProject(principal, project.id) ? { project_id: project.id, project_name: project.name } : NO_OWNER;
+    }
     const visible =
       isAdmin(principal) || !principal.projectId || !principal.projectName
         ? undefined
         : { project_id: principal.projectId, project_name: principal.projectName };
-    const page = await deps.store.leasing.listLeases({ project_id: projectId, state: q.state, node_id: nodeId, visible_to: visible }, { limit: q.limit, marker: q.marker });
+    const page = await deps.store.leasing.listLeases({ project_id: projectId, state: q.state, node_id: nodeId, owner, visible_to: visible }, { limit: q.limit, marker: q.marker });
     const map = await names(page.items);
     return c.json({ leases: page.items.map((l) => leaseJson(l, map)), next: nextLink(c.req.url, page) }, 200);
   });

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { parseDuration } from '../../domain/duration.js';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.js';
 import type { Project } from '../../domain/identity.js';
-import { canCreateProject, canSeeProject, canUpdateProject, isAdmin } from '../../domain/policy.js';
+import { canCreateProject, canDeleteProject, canSeeProject, canUpdateProject, isAdmin } from '../../domain/policy.js';
 import type { ProjectPatch } from '../../store/store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
@@ -71,6 +71,18 @@ const updateProject = createRoute({
   responses: { 200: jsonResponse(ProjectSchema, 'The updated project'), ...errorResponses(400, 401, 403, 404, 409) },
 });
 
+const deleteProject = createRoute({
+  method: 'delete',
+  path: '/v1/projects/{id}',
+  tags: ['identity'],
+  summary: 'Delete a project that has no users, leases, offers or nodes (operator)',
+  description:
+    '409 conflict while the project has users, owns nodes, or has ever had a lease or an offer (kept for the audit ' +
+    'trail): the message says which and what to do, error.details counts them ({users, leases, offers, nodes}).',
+  request: { params: IdParam },
+  responses: { 204: { description: 'Deleted' }, ...errorResponses(401, 403, 404, 409) },
+});
+
 export function projectRoutes(deps: ApiDeps) {
   const router = createRouter();
 
@@ -116,6 +128,15 @@ export function projectRoutes(deps: ApiDeps) {
     const updated = await deps.store.updateProject(project.id, patch, deps.clock.now());
     c.get('log').info({ project: project.id, patch: body }, 'project updated');
     return c.json(projectJson(updated), 200);
+  });
+
+  router.openapi(deleteProject, async (c) => {
+    const principal = c.get('principal');
+    const project = await visibleProject(principal, c.req.valid('param').id);
+    if (!canDeleteProject(principal)) throw new ForbiddenError('only an operator (admin) can delete projects');
+    await deps.store.deleteProject(project.id);
+    c.get('log').info({ project: project.id, name: project.name }, 'project deleted');
+    return c.body(null, 204);
   });
 
   return router;

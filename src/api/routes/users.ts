@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import { Role } from '../../domain/identity.js';
-import { canCreateUser, canSeeProject, isAdmin } from '../../domain/policy.js';
+import { canCreateUser, canDeleteUser, canSeeProject, isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
@@ -54,6 +54,18 @@ const getUser = createRoute({
   summary: 'Show a user',
   request: { params: IdParam },
   responses: { 200: jsonResponse(UserSchema, 'The user'), ...errorResponses(401, 404) },
+});
+
+const deleteUser = createRoute({
+  method: 'delete',
+  path: '/v1/users/{id}',
+  tags: ['identity'],
+  summary: "Delete a user and its tokens (operator, or a project manager for its own project's users)",
+  description:
+    'Its API and console tokens stop working at once. The leases and offers it created stay (their project owns ' +
+    'them); the audit log keeps its name. Nobody deletes the user it is signed in as (403).',
+  request: { params: IdParam },
+  responses: { 204: { description: 'Deleted' }, ...errorResponses(401, 403, 404) },
 });
 
 const me = createRoute({
@@ -120,6 +132,21 @@ export function userRoutes(deps: ApiDeps) {
   router.openapi(getUser, async (c) => {
     const user = await visibleUser(deps.store, c.get('principal'), c.req.valid('param').id);
     return c.json(userJson(user), 200);
+  });
+
+  router.openapi(deleteUser, async (c) => {
+    const principal = c.get('principal');
+    const user = await visibleUser(deps.store, principal, c.req.valid('param').id);
+    if (!canDeleteUser(principal, user)) {
+      throw new ForbiddenError(
+        user.id === principal.userId
+          ? 'you cannot delete the user you are signed in as; another operator or your project manager can'
+          : "only an operator or the user's project manager can delete it",
+      );
+    }
+    await deps.store.deleteUser(user.id);
+    c.get('log').info({ deleted_user: user.id }, 'user deleted');
+    return c.body(null, 204);
   });
 
   router.openapi(me, async (c) => {

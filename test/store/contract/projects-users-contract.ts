@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AlreadyExistsError, InvalidRequestError, NotFoundError } from '../../../src/domain/errors.js';
-import { allPages, at, T0, type OpenFreshStore, useFreshStores } from './fixtures.js';
+import { AlreadyExistsError, ConflictError, InvalidRequestError, NotFoundError } from '../../../src/domain/errors.js';
+import { allPages, at, HOUR, nodeRecord, T0, type OpenFreshStore, useFreshStores } from './fixtures.js';
 
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
@@ -114,6 +114,76 @@ export function projectsContract(open: OpenFreshStore): void {
       await expect(store.listProjects({ ids: [a.id] }, { limit: 10, marker: b.id })).rejects.toBeInstanceOf(
         InvalidRequestError,
       );
+    });
+  });
+
+  describe('deleting', () => {
+    it('deletes a project nothing refers to; deleting it again is NotFoundError', async () => {
+      const store = await fresh();
+      const project = await store.createProject({ name: 'empty' }, T0);
+      await store.deleteProject(project.id);
+      expect(await store.findProject(project.id)).toBeNull();
+      await expect(store.deleteProject(project.id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(store.deleteProject('empty')).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('refuses to delete a project with users, leases, offers or live nodes, counting each in the details', async () => {
+      const store = await fresh();
+      const owner = await store.createProject({ name: 'owners' }, T0);
+      const lessee = await store.createProject({ name: 'lessees' }, T0);
+      await store.createUser({ name: 'ada', project_id: owner.id, role: 'member' }, T0);
+      // Ironic names the owner by name for one node and by id for the other.
+      await store.syncNodes([nodeRecord('n1', { owner: 'owners' }), nodeRecord('n2', { owner: owner.id })], T0);
+      await store.leasing.createOffer(
+        { node_id: 'n1', project_id: owner.id, start: T0, end: null, max_lease_ms: null, min_lease_ms: null, allowed_projects: null, created_by: null },
+        [],
+        T0,
+      );
+      await store.leasing.createLease(
+        {
+          name: 'l',
+          project_id: lessee.id,
+          created_by: null,
+          start: at(HOUR),
+          end: at(2 * HOUR),
+          request: { nodes: ['n1'] },
+          allocations: [{ node_id: 'n1', group_index: 0 }],
+          cleaning_gap_ms: 0,
+          max_nodes: null,
+        },
+        [],
+        T0,
+      );
+      const refused = store.deleteProject(owner.id);
+      await expect(refused).rejects.toBeInstanceOf(ConflictError);
+      await expect(refused).rejects.toMatchObject({ details: { users: 1, leases: 0, offers: 1, nodes: 2 } });
+      await expect(store.deleteProject(lessee.id)).rejects.toMatchObject({ details: { users: 0, leases: 1, offers: 0, nodes: 0 } });
+      expect(await store.findProject(owner.id)).not.toBeNull();
+      // Removed nodes no longer count.
+      const ghost = await store.createProject({ name: 'ghost' }, T0);
+      await store.syncNodes([nodeRecord('n1', { owner: 'owners' }), nodeRecord('n2', { owner: owner.id }), nodeRecord('n3', { owner: 'ghost' })], T0);
+      await store.syncNodes([nodeRecord('n1', { owner: 'owners' }), nodeRecord('n2', { owner: owner.id })], at(1));
+      await store.deleteProject(ghost.id);
+    });
+
+    it('deletes a user with its tokens; what it created stays, and deleting it again is NotFoundError', async () => {
+      const store = await fresh();
+      const project = await store.createProject({ name: 'p' }, T0);
+      const user = await store.createUser({ name: 'ada', project_id: project.id, role: 'member' }, T0);
+      const token = await store.createToken({ user_id: user.id, token_hash: 'h-ada', prefix: 'lh_ada' }, T0);
+      await store.syncNodes([nodeRecord('n1', { owner: 'p' })], T0);
+      const offer = await store.leasing.createOffer(
+        { node_id: 'n1', project_id: project.id, start: T0, end: null, max_lease_ms: null, min_lease_ms: null, allowed_projects: null, created_by: user.id },
+        [],
+        T0,
+      );
+      await store.deleteUser(user.id);
+      expect(await store.getUser(user.id)).toBeNull();
+      expect(await store.getToken(token.id)).toBeNull();
+      expect(await store.authenticate('h-ada', T0)).toBeNull();
+      expect(await store.leasing.getOffer(offer.id)).toMatchObject({ id: offer.id, created_by: null });
+      await expect(store.deleteUser(user.id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(store.deleteUser('ada')).rejects.toBeInstanceOf(NotFoundError);
     });
   });
 

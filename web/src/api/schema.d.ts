@@ -272,7 +272,66 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a project that has no users, leases, offers or nodes (operator)
+         * @description 409 conflict while the project has users, owns nodes, or has ever had a lease or an offer (kept for the audit trail): the message says which and what to do, error.details counts them ({users, leases, offers, nodes}).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         /** Rename a project or set its quota (operator) */
@@ -549,7 +608,57 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a user and its tokens (operator, or a project manager for its own project's users)
+         * @description Its API and console tokens stop working at once. The leases and offers it created stay (their project owns them); the audit log keeps its name. Nobody deletes the user it is signed in as (403).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -1959,9 +2068,12 @@ export interface paths {
                     limit?: number;
                     /** @description The id of the last item of the previous page. */
                     marker?: string;
+                    /** @description The lessee project (id or name). */
                     project?: string;
                     state?: "pending" | "active" | "ending" | "ended" | "cancelled" | "failed";
                     node_id?: string;
+                    /** @description Project id or name: only leases on nodes that project owns (the owner's "who leases my nodes"). Only the operator may name another project; for anyone else that list is empty. */
+                    owner?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2611,6 +2723,8 @@ export interface components {
             id: string;
             name: string;
             project_id: string;
+            /** @description The lessee project's name (an owner sees who leases its nodes). */
+            project_name: string;
             /** @enum {string} */
             state: "pending" | "active" | "ending" | "ended" | "cancelled" | "failed";
             start: string;
