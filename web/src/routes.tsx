@@ -1,7 +1,9 @@
 import { audiences, type AppRoute } from './nav';
 import { LeaseDetailPage } from './pages/lease-detail-page';
+import { LeaseRequestPage } from './pages/lease-request-page';
 import { LeasesPage } from './pages/leases-page';
 import { NodesPage } from './pages/nodes-page';
+import { TimelinePage } from './pages/timeline-page';
 
 /**
  * Every page of the UI, in navigation order. To add one: write web/src/pages/<name>-page.tsx, add an entry here
@@ -9,7 +11,10 @@ import { NodesPage } from './pages/nodes-page';
  */
 export const ROUTES: readonly AppRoute[] = [
   { path: '/nodes', page: NodesPage, audience: audiences.everyone, nav: 'Nodes' },
+  { path: '/timeline', page: TimelinePage, audience: audiences.everyone, nav: 'Timeline' },
   { path: '/leases', page: LeasesPage, audience: audiences.everyone, nav: 'Leases' },
+  // Before /leases/:id, which would take "new" for an id.
+  { path: '/leases/new', page: LeaseRequestPage, audience: audiences.actors, nav: 'Request a lease' },
   { path: '/leases/:id', page: LeaseDetailPage, audience: audiences.everyone },
 ];
 
