@@ -1,12 +1,19 @@
 import type { ReactNode } from 'react';
-import { Link, useRoute } from 'wouter';
+import { Link, useLocation } from 'wouter';
 import { useSession } from '../auth/session';
 import { navFor, type Viewer } from '../nav';
 import { ROUTES } from '../routes';
 
-function NavLink({ path, label }: { path: string; label: string }) {
-  // A section stays highlighted on its detail pages (/leases/:id under /leases).
-  const [active] = useRoute(`${path}/*?`);
+/**
+ * The one navigation entry to highlight: the longest path that is the location or a parent of it, so a section
+ * stays highlighted on its detail pages (/leases/:id under /leases) but /leases/new highlights only its own entry.
+ */
+export function activeNavPath(paths: readonly string[], location: string): string | null {
+  const matching = paths.filter((p) => location === p || location.startsWith(`${p}/`));
+  return matching.sort((a, b) => b.length - a.length)[0] ?? null;
+}
+
+function NavLink({ path, label, active }: { path: string; label: string; active: boolean }) {
   return (
     <Link href={path} className={active ? 'nav-link active' : 'nav-link'} aria-current={active ? 'page' : undefined}>
       {label}
@@ -16,6 +23,9 @@ function NavLink({ path, label }: { path: string; label: string }) {
 
 export function Layout({ viewer, children }: { viewer: Viewer; children: ReactNode }) {
   const { signOut } = useSession();
+  const [location] = useLocation();
+  const items = navFor(ROUTES, viewer);
+  const active = activeNavPath(items.map((i) => i.path), location);
   const who = viewer.project ? `${viewer.userName} · ${viewer.project.name} (${viewer.role})` : `${viewer.userName} (${viewer.role})`;
   return (
     <>
@@ -23,8 +33,8 @@ export function Layout({ viewer, children }: { viewer: Viewer; children: ReactNo
       <header className="topbar">
         <Link href="/" className="brand">Leasehold</Link>
         <nav aria-label="Main" className="nav">
-          {navFor(ROUTES, viewer).map((item) => (
-            <NavLink key={item.path} {...item} />
+          {items.map((item) => (
+            <NavLink key={item.path} path={item.path} label={item.label} active={item.path === active} />
           ))}
         </nav>
         <div className="who">
