@@ -9,9 +9,10 @@ const LEASE_SECONDS = 30;
 
 /**
  * A lessee's whole story in Chromium against the real `leasehold serve` (the built server and UI, the simulated
- * driver with fast timings): sign in, the nodes and the requirement expression box, a lease that becomes active,
- * power, the serial console with the node's output and echo, and access ending with the lease.
- * The steps share one page and run in order.
+ * driver with fast timings): sign in, the nodes and the requirement expression box, the availability timeline
+ * (rows, another project's lease as busy, a free slot starting a request), the request form with its live quote,
+ * a lease that becomes active, power, the serial console with the node's output and echo, and access ending with
+ * the lease. The steps share one page and run in order.
  */
 describe.skipIf(!avail.ok)('a lessee in the browser', () => {
   let lh: BrowserServer;
@@ -20,11 +21,13 @@ describe.skipIf(!avail.ok)('a lessee in the browser', () => {
   let page: Page;
   let ada: RestCall;
   const pageErrors: string[] = [];
-  let lease: { id: string; name: string; end: string };
+  let lease: { id: string; name: string; start: string; end: string };
 
   beforeAll(async () => {
     [lh, browser] = await Promise.all([startBrowserServer(ADMIN), launchChromium()]);
     ada = lh.as('ada');
+    // Another project's lease on a node Alice could lease: busy time on her timeline, and why two GPUs are not free.
+    await lh.as('bo')('POST', '/v1/leases', { name: 'bio-run', nodes: ['gpu-2'], duration: 'PT1H' });
     context = await browser.newContext({ baseURL: lh.url, viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -93,22 +96,77 @@ describe.skipIf(!avail.ok)('a lessee in the browser', () => {
     await expect.poll(() => page.getByRole('alert').count()).toBe(0);
   });
 
-  it('requests a lease and sees it become active', async () => {
-    const created = await ada('POST', '/v1/leases', {
-      name: 'ui-journey',
-      groups: [{ count: 1, where: 'gpus >= 1' }],
-      duration: `PT${LEASE_SECONDS}S`,
-    });
-    lease = created.body;
+  it('sees the timeline: a row per node, another project\'s lease as "busy", free slots; a free slot starts a request', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Timeline', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Availability timeline' }).waitFor();
+    const grid = page.getByRole('table', { name: /^Availability/ });
+    // Alice sees her own node and the four offered to every project.
+    await grid.getByRole('rowheader', { name: 'gpu-1' }).waitFor();
+    const names = (await grid.getByRole('rowheader').allTextContents()).map((n) => n.trim()).sort();
+    expect(names).toEqual(['astro-01', 'cpu-1', 'gpu-1', 'gpu-2', 'store-1']);
+    // Bo's lease on gpu-2 is another project's: a bar that says "busy" and not whose or what.
+    const busy = grid.getByRole('row', { name: /gpu-2/ }).getByRole('button', { name: /^gpu-2 busy / });
+    await busy.waitFor();
+    expect(await grid.getByText('bio-run').count()).toBe(0);
+    // Zoom: the day shows the same rows.
+    await page.getByRole('group', { name: 'Zoom' }).getByRole('button', { name: 'Day', exact: true }).click();
+    expect(await page.getByRole('group', { name: 'Zoom' }).getByRole('button', { name: 'Day', exact: true }).getAttribute('aria-pressed')).toBe('true');
+    await grid.getByRole('row', { name: /gpu-2/ }).getByRole('button', { name: /^gpu-2 busy / }).waitFor();
+
+    // A free slot is a button: from the keyboard it starts a request on that node from the slot's beginning (now).
+    const free = grid.getByRole('row', { name: /gpu-1/ }).getByRole('button', { name: /^gpu-1 free from / }).first();
+    await free.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Request a lease' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/leases/new');
+    expect(await page.getByRole('textbox', { name: 'Named nodes' }).inputValue()).toBe('gpu-1');
+    expect(await page.getByRole('radio', { name: 'Now' }).isChecked()).toBe(true);
+  });
+
+  it('requests a lease through the form, the live quote picking nodes as the request is typed', async () => {
+    const quote = page.getByRole('complementary', { name: 'Quote' });
+    // The named node from the timeline is quoted at once.
+    await expect.poll(() => quote.getByRole('list', { name: 'Nodes that would be picked' }).textContent()).toContain('gpu-1');
+
+    // A requirement instead: two GPU nodes are not free now (Bo has gpu-2): why not, and the earliest start.
+    await page.getByRole('textbox', { name: 'Named nodes' }).fill('');
+    await page.getByRole('button', { name: 'Add a group' }).click();
+    await page.getByLabel('Group 1 Count').fill('2');
+    await page.getByRole('textbox', { name: 'Group 1 Requirement expression' }).fill('gpus >= 1');
+    await page.getByRole('textbox', { name: 'Duration' }).fill(`${LEASE_SECONDS}s`);
+    await quote.getByText('Not possible as asked:').waitFor();
+    await quote.getByText(/^Earliest start:/).waitFor();
+
+    // One is: the quote names the node best fit would pick (gpu-1, the smaller one).
+    await page.getByLabel('Group 1 Count').fill('1');
+    await expect.poll(() => quote.textContent()).toContain('Available: 1 node would be leased.');
+    expect(await quote.getByRole('list', { name: 'Nodes that would be picked' }).textContent()).toBe('Group 1: gpu-1');
+
+    await page.getByRole('textbox', { name: 'Name (optional)' }).fill('ui-journey');
+    await page.getByRole('button', { name: 'Request lease' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/leases\/[0-9a-f-]{36}$/);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    lease = (await ada('GET', `/v1/leases/${id}`)).body;
+    expect(lease).toMatchObject({ name: 'ui-journey', request: { groups: [{ count: 1, where: 'gpus >= 1' }] } });
+    expect(Date.parse(lease.end) - Date.parse(lease.start)).toBe(LEASE_SECONDS * 1000);
+  });
+
+  it('sees the lease become active, in the leases list and as a named bar on the timeline', async () => {
+    await page.getByRole('heading', { level: 1, name: 'ui-journey active' }).waitFor();
+    await page.getByText(/^Ends in /).waitFor();
+    await expect.poll(() => allocationRow('gpu-1').getByRole('cell').nth(1).textContent()).toBe('active');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leases', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Leases', exact: true }).waitFor();
-    await page.getByRole('region', { name: 'Leases' }).getByRole('link', { name: 'ui-journey' }).click();
+    await page.getByRole('region', { name: 'Leases' }).getByRole('link', { name: 'ui-journey' }).waitFor();
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Timeline', exact: true }).click();
+    const grid = page.getByRole('table', { name: /^Availability/ });
+    // Her own lease is named, and links to it.
+    const bar = grid.getByRole('row', { name: /gpu-1/ }).getByRole('link', { name: /^gpu-1 ui-journey / });
+    await bar.click();
     await expect.poll(() => new URL(page.url()).pathname).toBe(`/leases/${lease.id}`);
     await page.getByRole('heading', { level: 1, name: 'ui-journey active' }).waitFor();
-    await page.getByText(/^Ends in /).waitFor();
-    const row = allocationRow('gpu-1');
-    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('active');
   });
 
   it('lists the leased node on the nodes page with the lease', async () => {
