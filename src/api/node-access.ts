@@ -1,4 +1,7 @@
-import { NotFoundError } from '../domain/errors.js';
+import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { checkExpression, knownFacts } from '../domain/expression/check.js';
+import { evaluate } from '../domain/expression/evaluate.js';
+import { parseExpression } from '../domain/expression/parser.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
 import { nodeAccess, nodeSubject, nodeVisibility, type NodeAccess } from '../domain/policy.js';
@@ -38,4 +41,27 @@ export async function nodesJson(deps: ApiDeps, principal: Principal, nodes: read
     const access = nodeAccess(principal, node, lease !== null && lease.project_id === principal.projectId) ?? 'lessee';
     return nodeJson(node, { access, lease });
   });
+}
+
+/**
+ * A `where=` requirement expression as a test on nodes, checked against the facts the inventory knows (`nodes`);
+ * a bad one is a 400 naming the position, with `details.field: "where"`. One grammar for nodes, offers, the
+ * availability timeline and lease groups.
+ */
+export function nodeMatcher(source: string, nodes: readonly NodeView[]): (node: NodeView) => boolean {
+  try {
+    const expr = parseExpression(source);
+    checkExpression(source, expr, knownFacts(nodes.map((n) => n.facts)));
+    return (node) => evaluate(expr, node);
+  } catch (err) {
+    if (err instanceof InvalidRequestError) throw new InvalidRequestError(err.message, { details: { ...err.details, field: 'where' } });
+    throw err;
+  }
+}
+
+/** The ids of the nodes a `where=` expression matches. */
+export async function nodesMatching(deps: ApiDeps, source: string): Promise<string[]> {
+  const nodes = await deps.store.allNodes();
+  const matches = nodeMatcher(source, nodes);
+  return nodes.filter(matches).map((n) => n.id);
 }

@@ -45,6 +45,8 @@ export interface NodeFilter {
   readonly provision_state?: string;
   readonly power_state?: string;
   readonly maintenance?: boolean;
+  /** Only these nodes (e.g. those a requirement expression matched). */
+  readonly ids?: readonly string[];
 }
 
 /** What the inventory sync writes for one node: everything but the time of the sync. */

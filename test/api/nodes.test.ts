@@ -142,6 +142,23 @@ describe('node inventory', () => {
     expect((await t.request('GET', '/v1/nodes?maintenance=maybe')).status).toBe(400);
   });
 
+  it('keeps the nodes matching a requirement expression, within what the caller may see', async () => {
+    expect(names((await t.request('GET', `/v1/nodes?where=${encodeURIComponent('gpus >= 2 or disk >= 4TB')}`)).body)).toEqual(['gpu-02', 'store-01']);
+    const asPhysics = await t.request('GET', `/v1/nodes?where=${encodeURIComponent('memory >= 64GiB')}`, { token: physics.token });
+    expect(names(asPhysics.body)).toEqual(['gpu-01', 'gpu-02']);
+    expect((await t.request('GET', `/v1/nodes?where=${encodeURIComponent('gpus >= 100')}`)).body.nodes).toEqual([]);
+  });
+
+  it('answers a bad requirement expression with a 400 naming the position, like lease groups do', async () => {
+    const bad = await t.request('GET', `/v1/nodes?where=${encodeURIComponent('gpus >=')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'where' } });
+    expect(bad.body.error.message).toMatch(/position|column|at /i);
+    const unknown = await t.request('GET', `/v1/nodes?where=${encodeURIComponent('colour == "red"')}`);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('colour');
+  });
+
   it('pages through nodes with limit and next', async () => {
     const first = await t.request('GET', '/v1/nodes?limit=2');
     expect(first.body.nodes).toHaveLength(2);

@@ -9,12 +9,10 @@ import {
 } from '../../domain/availability.js';
 import { formatDuration } from '../../domain/duration.js';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { checkExpression, knownFacts } from '../../domain/expression/check.js';
-import { evaluate } from '../../domain/expression/evaluate.js';
-import { parseExpression } from '../../domain/expression/parser.js';
 import type { NodeView } from '../../domain/inventory.js';
 import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { nodeMatcher } from '../node-access.js';
 import { NextLink, PageQuery } from '../pagination.js';
 import { errorResponses, jsonResponse } from '../schemas.js';
 
@@ -143,17 +141,7 @@ export function availabilityRoutes(deps: ApiDeps) {
 
     const nodes = await deps.store.allNodes();
     let matches: ((n: NodeView) => boolean) | null = null;
-    if (q.where !== undefined) {
-      const source = q.where;
-      try {
-        const expr = parseExpression(source);
-        checkExpression(source, expr, knownFacts(nodes.map((n) => n.facts)));
-        matches = (n) => evaluate(expr, n);
-      } catch (err) {
-        if (err instanceof InvalidRequestError) throw new InvalidRequestError(err.message, { details: { ...err.details, field: 'where' } });
-        throw err;
-      }
-    }
+    if (q.where !== undefined) matches = nodeMatcher(q.where, nodes);
 
     const window = { from: new Date(from), to: new Date(to) };
     const [offers, own] = await Promise.all([

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError, InvalidRequestError } from '../../domain/errors.js';
 import { canManageOwnedNode, canSetNodeOwner, canSyncInventory, nodeVisibility } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
-import { nodeForCaller, nodesJson } from '../node-access.js';
+import { nodeForCaller, nodesJson, nodesMatching } from '../node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { nodeJson } from '../serializers.js';
@@ -17,6 +17,11 @@ const NodeQuery = z.object({
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional(),
+  where: z
+    .string()
+    .min(1)
+    .optional()
+    .openapi({ description: 'Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups).' }),
 });
 
 const listNodes = createRoute({
@@ -24,7 +29,9 @@ const listNodes = createRoute({
   path: '/v1/nodes',
   tags: ['nodes'],
   summary: 'List the nodes you can see',
-  description: 'The operator sees every node; a project sees the nodes it owns. Sorted by name.',
+  description:
+    'The operator sees every node; a project sees the nodes it owns and those it leases now. Sorted by name. ' +
+    '`where` keeps the nodes matching a requirement expression; a bad one is a 400 naming the position and the facts known.',
   request: { query: NodeQuery },
   responses: {
     200: jsonResponse(z.object({ nodes: z.array(NodeSchema), next: NextLink }), 'A page of nodes'),
@@ -87,9 +94,10 @@ export function nodeRoutes(deps: ApiDeps) {
   const router = createRouter();
 
   router.openapi(listNodes, async (c) => {
-    const { limit, marker, ...filter } = c.req.valid('query');
+    const { limit, marker, where, ...filter } = c.req.valid('query');
     const principal = c.get('principal');
-    const page = await deps.store.listNodes(filter, nodeVisibility(principal, deps.clock.now()), { limit, marker });
+    const ids = where === undefined ? undefined : await nodesMatching(deps, where);
+    const page = await deps.store.listNodes({ ...filter, ids }, nodeVisibility(principal, deps.clock.now()), { limit, marker });
     return c.json({ nodes: await nodesJson(deps, principal, page.items), next: nextLink(c.req.url, page) }, 200);
   });
 
@@ -146,3 +154,4 @@ export function nodeRoutes(deps: ApiDeps) {
 
   return router;
 }
+

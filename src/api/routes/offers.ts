@@ -1,16 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { parseDuration } from '../../domain/duration.js';
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
-import { checkExpression, knownFacts } from '../../domain/expression/check.js';
-import { evaluate } from '../../domain/expression/evaluate.js';
-import { parseExpression } from '../../domain/expression/parser.js';
 import type { Principal } from '../../domain/identity.js';
 import type { Offer } from '../../domain/leasing.js';
 import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
 import { subtract, type Interval } from '../../domain/scheduling/interval.js';
 import type { OfferStatus } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
-import { nodeForCaller } from '../node-access.js';
+import { nodeForCaller, nodesMatching } from '../node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { offerJson } from '../serializers.js';
@@ -173,12 +170,7 @@ export function offerRoutes(deps: ApiDeps) {
     let ownerId: string | undefined;
     if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? '00000000-0000-0000-0000-000000000000';
     let nodeIds: string[] | undefined;
-    if (q.where !== undefined) {
-      const nodes = await deps.store.allNodes();
-      const expr = parseExpression(q.where);
-      checkExpression(q.where, expr, knownFacts(nodes.map((n) => n.facts)));
-      nodeIds = nodes.filter((n) => evaluate(expr, n)).map((n) => n.id);
-    }
+    if (q.where !== undefined) nodeIds = await nodesMatching(deps, q.where);
     if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) {
       throw new InvalidRequestError('to must be after from', { details: { field: 'to' } });
     }

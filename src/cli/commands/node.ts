@@ -92,6 +92,7 @@ type NodeListFlags = ListFlags & {
   provisionState?: string;
   powerState?: string;
   maintenance?: 'true' | 'false';
+  where?: string;
 };
 
 /** `leasehold node ...`: the hardware inventory as Leasehold sees it (synced from the hardware driver). */
@@ -108,6 +109,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .option('--provision-state <state>', 'only nodes in this provision state, e.g. available')
     .option('--power-state <state>', 'only nodes in this power state, e.g. "power on"')
     .addOption(new Option('--maintenance <bool>', 'only nodes in (true) or out of (false) maintenance').choices(['true', 'false']))
+    .option('--where <expression>', 'only nodes matching a requirement expression, e.g. "gpus >= 2 and memory >= 256GiB"')
     .addHelpText('after', '\nMEMORY is in GiB, DISK in decimal GB/TB (the units of `memory >= 48GiB`, `disk >= 1TB`).')
     .action(async (flags: NodeListFlags) => {
       const query = {
@@ -116,6 +118,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
         provision_state: flags.provisionState,
         power_state: flags.powerState,
         maintenance: flags.maintenance,
+        where: flags.where,
       };
       await printList<Node>(
         ctx,

@@ -47,6 +47,10 @@ export function nodeViewQuery(
   if (filter.provision_state !== undefined) query = query.where('n.provision_state', '=', filter.provision_state);
   if (filter.power_state !== undefined) query = query.where('n.power_state', '=', filter.power_state);
   if (filter.maintenance !== undefined) query = query.where('n.maintenance', '=', filter.maintenance);
+  if (filter.ids !== undefined) {
+    // No ids matches no node (an `IN ()` is not valid SQL).
+    query = filter.ids.length === 0 ? query.where(sql<SqlBool>`false`) : query.where('n.id', 'in', [...filter.ids]);
+  }
   return query;
 }
 

@@ -971,7 +971,7 @@ export interface paths {
         };
         /**
          * List the nodes you can see
-         * @description The operator sees every node; a project sees the nodes it owns. Sorted by name.
+         * @description The operator sees every node; a project sees the nodes it owns and those it leases now. Sorted by name. `where` keeps the nodes matching a requirement expression; a bad one is a 400 naming the position and the facts known.
          */
         get: {
             parameters: {
@@ -986,6 +986,8 @@ export interface paths {
                     provision_state?: string;
                     power_state?: string;
                     maintenance?: "true" | "false";
+                    /** @description Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups). */
+                    where?: string;
                 };
                 header?: never;
                 path?: never;
