@@ -22,7 +22,11 @@ const BAD = 'invalid where: expected a comparison operator at position 7 ("memor
 function setup() {
   const api = fakeApi({
     'GET /v1/me': () => meBody('admin'),
-    'GET /v1/nodes': () => ({ nodes: NODES, next: null }),
+    'GET /v1/nodes': (_req, url) => {
+      const where = url.searchParams.get('where');
+      if (where === 'memory >>= 1') return apiError(400, 'invalid_request', BAD, { field: 'where' });
+      return { nodes: where ? NODES.filter((n) => n.id === 'n1') : NODES, next: null };
+    },
     'GET /v1/leases': () => ({ leases: [], next: null }),
     'GET /v1/offers': (_req, url) => {
       const where = url.searchParams.get('where');
@@ -73,8 +77,11 @@ test('a good expression is sent as the where parameter and filters the table', a
   await user.type(screen.getByLabelText('Requirement expression'), 'gpus >= 1 and has CUSTOM_GPU_A100');
   await user.click(screen.getByRole('button', { name: 'Apply' }));
   await screen.findByText(/1 of 2 nodes/);
-  const sent = api.requests.map((r) => new URL(r.url)).find((u) => u.pathname === '/v1/offers');
-  expect(sent?.searchParams.get('where')).toBe('gpus >= 1 and has CUSTOM_GPU_A100');
+  const sent = api.requests.map((r) => new URL(r.url)).filter((u) => u.searchParams.has('where'));
+  expect(sent.map((u) => `${u.pathname} ${u.searchParams.get('where')}`).sort()).toEqual([
+    '/v1/nodes gpus >= 1 and has CUSTOM_GPU_A100',
+    '/v1/offers gpus >= 1 and has CUSTOM_GPU_A100',
+  ]);
   expect(screen.queryByRole('row', { name: /cpu-01/ })).toBeNull();
   expect(screen.getByRole('row', { name: /gpu-01/ })).toBeTruthy();
 });

@@ -30,17 +30,33 @@ async function loadInventory(api: Api, signal: AbortSignal): Promise<Inventory> 
   return { nodes: nodes.items, truncated: nodes.truncated, leases: byNode };
 }
 
+export interface ExpressionMatch {
+  /** The caller's nodes (GET /v1/nodes?where=) that match. */
+  readonly nodeIds: ReadonlySet<string>;
+  /** Active or scheduled offers visible to the caller whose node matches (GET /v1/offers?where=). */
+  readonly offered: readonly Offer[];
+}
+
 /**
- * The nodes an expression matches, asked of the API exactly as `leasehold offer list --where` does: the API has
- * no expression filter on GET /v1/nodes, only on GET /v1/offers. So a match means "in an offer you can see, and
- * its node satisfies the expression"; a malformed expression or an unknown fact is the API's 400, shown verbatim.
+ * The nodes an expression matches, asked of the API (`leasehold node list --where`, `offer list --where`): the
+ * caller's own nodes, and the offered ones it could lease. A malformed expression or an unknown fact is the API's
+ * 400, shown verbatim.
  */
-export async function matchExpression(api: Api, where: string, signal?: AbortSignal): Promise<Offer[]> {
-  const offers = await fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/offers', { params: { query: { where, limit: 1000, marker } }, signal }));
-    return { items: page.offers, next: page.next };
-  });
-  return offers.items.filter((o) => o.status === 'active' || o.status === 'scheduled');
+export async function matchExpression(api: Api, where: string, signal?: AbortSignal): Promise<ExpressionMatch> {
+  const [nodes, offers] = await Promise.all([
+    fetchAll(async (marker) => {
+      const page = unwrap(await api.GET('/v1/nodes', { params: { query: { where, limit: 1000, marker } }, signal }));
+      return { items: page.nodes, next: page.next };
+    }),
+    fetchAll(async (marker) => {
+      const page = unwrap(await api.GET('/v1/offers', { params: { query: { where, limit: 1000, marker } }, signal }));
+      return { items: page.offers, next: page.next };
+    }),
+  ]);
+  return {
+    nodeIds: new Set(nodes.items.map((n) => n.id)),
+    offered: offers.items.filter((o) => o.status === 'active' || o.status === 'scheduled'),
+  };
 }
 
 export function NodesPage() {
@@ -53,8 +69,8 @@ export function NodesPage() {
 
   const visible = useMemo(() => {
     const nodes = inventory.data?.nodes ?? [];
-    const offered = matches.data ? new Set(matches.data.map((o) => o.node_id)) : null;
-    return nodes.filter((n) => (offered === null || offered.has(n.id)) && matchesSearch(n, search));
+    const matching = matches.data?.nodeIds ?? null;
+    return nodes.filter((n) => (matching === null || matching.has(n.id)) && matchesSearch(n, search));
   }, [inventory.data, matches.data, search]);
 
   // Offered nodes that match but are not in the caller's node list (another project's, not leased by it yet).
@@ -62,7 +78,7 @@ export function NodesPage() {
     if (!matches.data || !inventory.data) return [];
     const known = new Set(inventory.data.nodes.map((n) => n.id));
     const names = new Map<string, string>();
-    for (const o of matches.data) if (!known.has(o.node_id)) names.set(o.node_id, o.node_name ?? o.node_id);
+    for (const o of matches.data.offered) if (!known.has(o.node_id)) names.set(o.node_id, o.node_name ?? o.node_id);
     return [...names.values()].sort();
   }, [matches.data, inventory.data]);
 
@@ -111,7 +127,7 @@ export function NodesPage() {
             )}
           </div>
           <p id="node-where-help" className="muted small">
-            Checked by the server against the offered nodes, as <code>leasehold offer list --where</code> does. Facts:
+            Checked by the server, as <code>leasehold node list --where</code> does. Facts:
             memory, disk, cpus, gpus, cpu_arch, resource_class, properties; <code>has TRAIT</code>; and/or/not.
           </p>
         </form>
@@ -129,7 +145,7 @@ export function NodesPage() {
         <>
           <p className="muted small" aria-live="polite">
             {where && matches.loading ? 'Matching…' : `${visible.length} of ${total} nodes`}
-            {where && !matches.loading && !expressionError && ` match ${JSON.stringify(where)} in an offer`}
+            {where && !matches.loading && !expressionError && ` match ${JSON.stringify(where)}`}
             {expressionError !== undefined && ' (the expression is not applied)'}
             {inventory.data.truncated && ' (the first 20,000 only)'}
           </p>
