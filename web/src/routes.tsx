@@ -1,8 +1,13 @@
 import { audiences, type AppRoute } from './nav';
+import { AdminEventsPage } from './pages/admin-events-page';
+import { AdminProjectsPage } from './pages/admin-projects-page';
+import { AdminUsersPage } from './pages/admin-users-page';
 import { LeaseDetailPage } from './pages/lease-detail-page';
 import { LeaseRequestPage } from './pages/lease-request-page';
 import { LeasesPage } from './pages/leases-page';
+import { MyNodesPage } from './pages/my-nodes-page';
 import { NodesPage } from './pages/nodes-page';
+import { OffersPage } from './pages/offers-page';
 import { TimelinePage } from './pages/timeline-page';
 
 /**
@@ -16,6 +21,11 @@ export const ROUTES: readonly AppRoute[] = [
   // Before /leases/:id, which would take "new" for an id.
   { path: '/leases/new', page: LeaseRequestPage, audience: audiences.actors, nav: 'Request a lease' },
   { path: '/leases/:id', page: LeaseDetailPage, audience: audiences.everyone },
+  { path: '/offers', page: OffersPage, audience: audiences.owners, nav: 'Offers' },
+  { path: '/my-nodes', page: MyNodesPage, audience: audiences.owners, nav: "My nodes' leases" },
+  { path: '/admin/projects', page: AdminProjectsPage, audience: audiences.admins, nav: 'Projects' },
+  { path: '/admin/users', page: AdminUsersPage, audience: audiences.admins, nav: 'Users & tokens' },
+  { path: '/admin/events', page: AdminEventsPage, audience: audiences.admins, nav: 'Events' },
 ];
 
 /** Where `/` and the sign-in lead. */
