@@ -8,17 +8,17 @@ const local = (y: number, m: number, d: number, h = 0, min = 0) => new Date(y, m
 const HOUR = 3_600_000;
 
 describe('the time axis', () => {
-  test('a day is local midnight to midnight; a week starts on Monday; a month on the 1st', () => {
+  test('a day is local midnight to midnight; a week the seven days from that day; a month from the 1st', () => {
     const wed = local(2030, 1, 2, 15, 30); // Wednesday 2 January 2030
     expect(rangeFor('day', wed)).toEqual({ start: local(2030, 1, 2), end: local(2030, 1, 3) });
-    expect(rangeFor('week', wed)).toEqual({ start: local(2029, 12, 31), end: local(2030, 1, 7) });
+    expect(rangeFor('week', wed)).toEqual({ start: local(2030, 1, 2), end: local(2030, 1, 9) });
     expect(rangeFor('month', wed)).toEqual({ start: local(2030, 1, 1), end: local(2030, 2, 1) });
   });
 
   test('moving back and forward goes one whole day, week or month', () => {
     const t = local(2030, 1, 31, 12);
     expect(rangeFor('day', shift('day', t, 1)).start).toBe(local(2030, 2, 1));
-    expect(rangeFor('week', shift('week', t, -1)).start).toBe(local(2030, 1, 21));
+    expect(rangeFor('week', shift('week', t, -1)).start).toBe(local(2030, 1, 24));
     expect(rangeFor('month', shift('month', t, 1))).toEqual({ start: local(2030, 2, 1), end: local(2030, 3, 1) });
     expect(rangeFor('month', shift('month', t, -1)).start).toBe(local(2029, 12, 1));
   });

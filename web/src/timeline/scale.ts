@@ -1,5 +1,5 @@
 // The timeline's time axis, pure: which range a zoom shows, moving it, time ↔ x, and the column labels.
-// Ranges follow the viewer's calendar (local midnight, Monday, the 1st); the API is asked in UTC.
+// Ranges follow the viewer's calendar (local midnight, the 1st); the API is asked in UTC.
 
 export type Zoom = 'day' | 'week' | 'month';
 export const ZOOMS: readonly Zoom[] = ['day', 'week', 'month'];
@@ -24,10 +24,12 @@ function startOfDay(t: number): Date {
   return d;
 }
 
-/** The range a zoom shows around `anchor`: its local day, its week from Monday, or its calendar month. */
+/**
+ * The range a zoom shows from `anchor`: its local day, seven days from its day (a rolling week: on a Saturday a
+ * calendar week would be five days of the past, and leases are booked forward), or its calendar month.
+ */
 export function rangeFor(zoom: Zoom, anchor: number): Range {
   const d = startOfDay(anchor);
-  if (zoom === 'week') d.setDate(d.getDate() - ((d.getDay() + 6) % 7));
   if (zoom === 'month') d.setDate(1);
   const end = new Date(d);
   if (zoom === 'day') end.setDate(end.getDate() + 1);
