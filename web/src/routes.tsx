@@ -19,7 +19,7 @@ export const ROUTES: readonly AppRoute[] = [
   { path: '/timeline', page: TimelinePage, audience: audiences.everyone, nav: 'Timeline' },
   { path: '/leases', page: LeasesPage, audience: audiences.everyone, nav: 'Leases' },
   // Before /leases/:id, which would take "new" for an id.
-  { path: '/leases/new', page: LeaseRequestPage, audience: audiences.actors, nav: 'Request a lease' },
+  { path: '/leases/new', page: LeaseRequestPage, audience: audiences.lessees, nav: 'Request a lease' },
   { path: '/leases/:id', page: LeaseDetailPage, audience: audiences.everyone },
   { path: '/offers', page: OffersPage, audience: audiences.owners, nav: 'Offers' },
   { path: '/my-nodes', page: MyNodesPage, audience: audiences.owners, nav: "My nodes' leases" },

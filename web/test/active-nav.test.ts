@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { activeNavPath } from '../src/components/layout';
+import { navFor, type Viewer } from '../src/nav';
+import { ROUTES } from '../src/routes';
 
 describe('the highlighted navigation entry', () => {
   const paths = ['/nodes', '/timeline', '/leases', '/leases/new'];
@@ -9,5 +11,15 @@ describe('the highlighted navigation entry', () => {
     expect(activeNavPath(paths, '/leases')).toBe('/leases');
     expect(activeNavPath(paths, '/leases/new')).toBe('/leases/new');
     expect(activeNavPath(paths, '/leasesx')).toBeNull();
+  });
+});
+
+describe('the request form in the navigation', () => {
+  const viewer = (role: Viewer['role'], project: Viewer['project']): Viewer => ({ userId: 'u', userName: 'u', role, project, ownsNodes: false });
+
+  it('is offered to project members and managers, not to readers nor to the operator, who belongs to no project', () => {
+    const offered = (v: Viewer) => navFor(ROUTES, v).some((item) => item.path === '/leases/new');
+    const lab = { id: 'p', name: 'lab' };
+    expect([viewer('member', lab), viewer('manager', lab), viewer('reader', lab), viewer('admin', null)].map(offered)).toEqual([true, true, false, false]);
   });
 });
