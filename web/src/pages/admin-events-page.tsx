@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import type { Api, Schemas } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
+import { loadProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
@@ -51,14 +52,6 @@ async function fetchEvents(api: Api, query: EventQuery, signal?: AbortSignal): P
   // The query's keys are the route's own (toQuery, or the API's next link); the client's types cannot follow a link.
   const page = unwrap(await api.GET('/v1/events', { params: { query: query as never }, signal }));
   return { events: page.events, next: page.next };
-}
-
-async function loadProjects(api: Api, signal: AbortSignal) {
-  const projects = await fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-    return { items: page.projects, next: page.next };
-  }, 5);
-  return projects.items;
 }
 
 async function loadNodeNames(api: Api, signal: AbortSignal): Promise<Map<string, string>> {

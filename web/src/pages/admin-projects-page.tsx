@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { Api, Project } from '../api/client';
 import { unwrap } from '../api/errors';
-import { fetchAll } from '../api/fetch-all';
+import { fetchProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi } from '../auth/session';
 import { ConfirmButton } from '../components/confirm-button';
@@ -10,13 +10,6 @@ import { ErrorNotice } from '../components/error-notice';
 import { Field, explainedByFields, fieldErrors } from '../components/field';
 import { formatTime } from '../lib/format';
 import { useAction } from '../lib/use-action';
-
-async function loadProjects(api: Api, signal: AbortSignal) {
-  return fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-    return { items: page.projects, next: page.next };
-  }, 10);
-}
 
 function NewProjectForm({ api, onCreated }: { api: Api; onCreated: () => void }) {
   const [name, setName] = useState('');
@@ -123,7 +116,7 @@ function QuotaEditor({ api, project, onDone, onCancel }: { api: Api; project: Pr
 
 export function AdminProjectsPage() {
   const api = useApi();
-  const projects = useResource((signal) => loadProjects(api, signal), []);
+  const projects = useResource((signal) => fetchProjects(api, signal, 10), []);
   const [editing, setEditing] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const remove = useAction();

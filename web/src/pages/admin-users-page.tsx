@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Api, Schemas, User } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
+import { loadProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ConfirmButton } from '../components/confirm-button';
@@ -19,14 +20,6 @@ type Role = User['role'];
 const ROLES: Role[] = ['reader', 'member', 'manager', 'admin'];
 const ROLE_HINT = 'reader reads; member also leases, offers, powers and uses consoles; manager also manages the project’s users and tokens; admin is the operator (no project).';
 const OPERATORS = '(operators)';
-
-async function loadProjects(api: Api, signal: AbortSignal) {
-  const projects = await fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-    return { items: page.projects, next: page.next };
-  }, 5);
-  return projects.items;
-}
 
 async function loadUsers(api: Api, project: string, signal: AbortSignal) {
   const projectId = project === '' || project === OPERATORS ? undefined : project;

@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import type { Api, Lease } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
+import { loadProjectNames } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
@@ -26,20 +27,6 @@ async function loadLeases(api: Api, state: StateFilter, signal: AbortSignal) {
   // Soonest first for what is coming or running; most recent first for the rest.
   items.sort((a, b) => (CURRENT.has(a.state) && CURRENT.has(b.state) ? a.end.localeCompare(b.end) : b.start.localeCompare(a.start)));
   return { leases: items, truncated: leases.truncated };
-}
-
-/** Project names: the operator may list them all; anyone else knows its own project's name only. */
-async function loadProjectNames(api: Api, viewer: Viewer, signal: AbortSignal): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
-  if (viewer.project) names.set(viewer.project.id, viewer.project.name);
-  if (viewer.role === 'admin') {
-    const projects = await fetchAll(async (marker) => {
-      const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-      return { items: page.projects, next: page.next };
-    }, 5);
-    for (const p of projects.items) names.set(p.id, p.name);
-  }
-  return names;
 }
 
 function scopeOf(lease: Lease, viewer: Viewer): Scope {

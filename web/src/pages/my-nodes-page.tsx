@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import type { Api, Lease } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
+import { loadProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
@@ -47,14 +48,6 @@ async function loadHoldings(api: Api, owner: string | undefined, signal: AbortSi
     }))
     .sort((a, b) => a.lease.end.localeCompare(b.lease.end) || a.lease.start.localeCompare(b.lease.start));
   return { holdings, truncated: byState.some((r) => r.truncated) };
-}
-
-async function loadProjects(api: Api, signal: AbortSignal) {
-  const projects = await fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-    return { items: page.projects, next: page.next };
-  }, 5);
-  return projects.items;
 }
 
 export function MyNodesPage() {

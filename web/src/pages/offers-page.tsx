@@ -2,6 +2,7 @@ import { useMemo, useState, type CSSProperties, type FormEvent } from 'react';
 import type { Api, Node, Offer } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
+import { loadProjectNames } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ConfirmButton } from '../components/confirm-button';
@@ -12,26 +13,12 @@ import { StateBadge } from '../components/lease-state';
 import { UtcTimeField, utcInputToIso } from '../components/utc-time';
 import { formatTime, shortId } from '../lib/format';
 import { useAction } from '../lib/use-action';
-import { canRoleAct, type Viewer } from '../nav';
+import { canRoleAct } from '../nav';
 
 type View = 'in-force' | 'all' | Offer['status'];
 const IN_FORCE = new Set<Offer['status']>(['active', 'scheduled']);
 const PLAIN_LIST: CSSProperties = { listStyle: 'none', margin: 0, padding: 0 };
 const FIELDS = ['node_id', 'start', 'end', 'max_lease_duration', 'min_lease_duration', 'allowed_projects'] as const;
-
-/** The operator sees every project; a project user knows its own project's name only. */
-async function loadProjectNames(api: Api, viewer: Viewer, signal: AbortSignal): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
-  if (viewer.project) names.set(viewer.project.id, viewer.project.name);
-  if (viewer.role === 'admin') {
-    const projects = await fetchAll(async (marker) => {
-      const page = unwrap(await api.GET('/v1/projects', { params: { query: { limit: 1000, marker } }, signal }));
-      return { items: page.projects, next: page.next };
-    }, 5);
-    for (const p of projects.items) names.set(p.id, p.name);
-  }
-  return names;
-}
 
 /** The offers of the viewer's project (the operator: of every project, or of `owner`). */
 async function loadOffers(api: Api, owner: string | undefined, signal: AbortSignal) {
