@@ -2,6 +2,10 @@
 
 export type EngineName = 'pglite' | 'postgres';
 
+/** Section 4's variants: how the real Ironic authenticates (and so the direct calls and Leasehold's Ironic client). */
+export type GatewayAuth = 'noauth' | 'http_basic';
+export const GATEWAY_AUTHS: readonly GatewayAuth[] = ['noauth', 'http_basic'];
+
 export interface Sizes {
   /** Nodes in the inventory of section 1 and 2. */
   readonly nodes: number;
@@ -43,6 +47,8 @@ export interface BenchOptions {
   readonly jsonPath: string | null;
   /** Only these sections (1, 2, 3, 4); all by default. */
   readonly sections: ReadonlySet<number>;
+  /** Section 4's variants, run one after the other in this order; both (noauth first) by default. */
+  readonly gatewayAuth: readonly GatewayAuth[];
   readonly sizes: Sizes;
 }
 
@@ -91,20 +97,24 @@ const QUICK: Sizes = {
 export const SECTIONS = [1, 2, 3, 4] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4]
+                      [--ironic-auth noauth|http_basic|both|http_basic,noauth]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
   --json[=path]  also write the results as JSON (default path: bench-results.json)
   --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic)
+  --ironic-auth  section 4's Ironic: noauth, http_basic, or both one after the other in the order given
+                 (both = noauth,http_basic; the default)
 
 environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
-             LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON`;
+             LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON, LEASEHOLD_BENCH_IRONIC_AUTH`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   let quick = env.LEASEHOLD_BENCH_QUICK === '1' || env.LEASEHOLD_BENCH_QUICK === 'true';
   let engine: BenchOptions['engine'] = parseEngine(env.LEASEHOLD_BENCH_ENGINE || 'auto');
   let jsonPath: string | null = env.LEASEHOLD_BENCH_JSON || null;
   let sections = new Set<number>(SECTIONS);
+  let gatewayAuth = parseGatewayAuth(env.LEASEHOLD_BENCH_IRONIC_AUTH || 'both');
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -127,6 +137,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
         sections = new Set(value().split(',').map((s) => Number(s.trim())));
         if ([...sections].some((s) => !(SECTIONS as readonly number[]).includes(s))) throw new Error(`--only: expected sections among ${SECTIONS.join(',')}\n${USAGE}`);
         break;
+      case '--ironic-auth':
+        gatewayAuth = parseGatewayAuth(value());
+        break;
       case '--help':
       case '-h':
         throw new UsageRequested();
@@ -140,6 +153,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     adminUrl: env.LEASEHOLD_BENCH_DATABASE_URL || DEFAULT_ADMIN_URL,
     jsonPath,
     sections,
+    gatewayAuth,
     sizes: quick ? QUICK : FULL,
   };
 }
@@ -153,4 +167,11 @@ export class UsageRequested extends Error {
 function parseEngine(value: string): BenchOptions['engine'] {
   if (value === 'pglite' || value === 'postgres' || value === 'both' || value === 'auto') return value;
   throw new Error(`--engine: expected pglite, postgres or both, not ${JSON.stringify(value)}\n${USAGE}`);
+}
+
+function parseGatewayAuth(value: string): readonly GatewayAuth[] {
+  if (value === 'both') return GATEWAY_AUTHS;
+  const list = value.split(',').map((a) => a.trim());
+  if (list.length > 0 && new Set(list).size === list.length && list.every((a) => (GATEWAY_AUTHS as readonly string[]).includes(a))) return list as GatewayAuth[];
+  throw new Error(`--ironic-auth: expected noauth, http_basic, both or a list of them, not ${JSON.stringify(value)}\n${USAGE}`);
 }

@@ -1,7 +1,7 @@
-import type { Comparison, GatewaySection } from './gateway-latency.js';
+import type { Comparison, GatewayLatencyResult, GatewaySection } from './gateway-latency.js';
 import type { LeaseEndsResult } from './lease-ends.js';
 import type { MachineInfo } from './machine.js';
-import type { EngineName, Sizes } from './options.js';
+import { GATEWAY_AUTHS, type EngineName, type GatewayAuth, type Sizes } from './options.js';
 import type { QuoteCreateResult } from './quote-create.js';
 import type { RaceResult } from './race.js';
 import type { SeedCounts } from './seed.js';
@@ -36,10 +36,15 @@ export interface BenchReport {
   readonly machine: MachineInfo;
   readonly timings: string;
   readonly engines: EngineResults[];
-  /** Section 4 (run once, not per engine), or why it did not run; its error if it failed. */
-  gateway?: GatewaySection;
-  gatewayError?: string;
+  /** Section 4 (run once, not per engine), one entry per variant in the order run: its figures, or why it did not run, or its error. */
+  gateway?: GatewayVariant[];
   totalS: number;
+}
+
+export interface GatewayVariant {
+  readonly auth: GatewayAuth;
+  section?: GatewaySection;
+  error?: string;
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -137,34 +142,60 @@ export function formatReport(r: BenchReport): string {
   }
   if (r.gateway) out.push(formatGateway(r.gateway, s), '');
   for (const e of r.engines) for (const err of e.errors) out.push(`ERROR [${e.engine}] ${err}`);
-  if (r.gatewayError) out.push(`ERROR [4. gateway] ${r.gatewayError}`);
+  for (const v of r.gateway ?? []) if (v.error) out.push(`ERROR [4. gateway, ${v.auth}] ${v.error}`);
   out.push(`total run time: ${fmt(r.totalS)} s`);
   return out.join('\n');
 }
 
-function formatGateway(g: GatewaySection, s: Sizes): string {
+const AUTH_NOTE: Record<GatewayAuth, string> = {
+  noauth: 'Ironic noauth: no credentials, the cheapest Ironic there is',
+  http_basic: 'Ironic http_basic: every request, direct or forwarded, carries Basic credentials that Ironic checks against a bcrypt hash (cost 4)',
+};
+
+/** The variants side by side: per variant, direct / gateway / ratio / added. */
+function formatGateway(variants: readonly GatewayVariant[], s: Sizes): string {
   const title = '4. Gateway overhead against direct Ironic: a lessee through /baremetal vs. the same call to Ironic';
-  if ('skipped' in g) return `${title}\n${g.skipped}`;
-  const r = g.result;
-  const rows: string[][] = [['', 'direct', 'gateway', 'gateway / direct', 'added (ms)']];
-  const compare = (label: string, c: Comparison) => {
-    for (const p of ['p50', 'p95', 'p99'] as const) {
-      rows.push([`${label} ${p} (ms)`, fmt(c.direct[p], 2), fmt(c.gateway[p], 2), fmt(c.gateway[p] / c.direct[p], 2), fmt(c.gateway[p] - c.direct[p], 2)]);
+  const ran = variants.flatMap((v) => (v.section && 'result' in v.section ? [v.section.result] : []));
+  // noauth in the first columns whatever the order they ran in (given by `ran`).
+  const results = [...ran].sort((a, b) => GATEWAY_AUTHS.indexOf(a.auth) - GATEWAY_AUTHS.indexOf(b.auth));
+  const skipped = variants.flatMap((v) => (v.section && 'skipped' in v.section ? [`${v.auth}: ${v.section.skipped}`] : []));
+  if (results.length === 0) return [title, ...skipped, ...variants.filter((v) => v.error).map((v) => `${v.auth}: failed (below)`)].join('\n');
+  const header = [''];
+  for (const r of results) header.push(`${r.auth}: direct`, 'gateway', 'gateway / direct', 'added (ms)');
+  const rows: string[][] = [header];
+  const row = (label: string, cells: (r: GatewayLatencyResult) => string[]) => rows.push([label, ...results.flatMap(cells)]);
+  const compare = (label: string, pick: (r: GatewayLatencyResult) => Comparison) => {
+    for (const p of ['p50', 'p95', 'p99', 'mean'] as const) {
+      row(`${label} ${p} (ms)`, (r) => {
+        const c = pick(r);
+        return [fmt(c.direct[p], 2), fmt(c.gateway[p], 2), fmt(c.gateway[p] / c.direct[p], 2), fmt(c.gateway[p] - c.direct[p], 2)];
+      });
     }
-    rows.push([`${label} mean (ms)`, fmt(c.direct.mean, 2), fmt(c.gateway.mean, 2), fmt(c.gateway.mean / c.direct.mean, 2), fmt(c.gateway.mean - c.direct.mean, 2)]);
   };
-  compare('GET /v1/nodes/{uuid}', r.get);
-  compare('PUT …/states/power (202)', r.power);
-  for (const [label, p] of [['Leasehold alone: GET /healthz', r.reference.health], ['Leasehold alone: REST GET /v1/nodes/{uuid}', r.reference.lookup]] as const) {
-    rows.push([`${label} p50 / p95 (ms)`, '', `${fmt(p.p50, 2)} / ${fmt(p.p95, 2)}`, '', '']);
-  }
-  const t = r.throughput;
-  rows.push([`GET, ${t.clients} concurrent clients (req/s)`, fmt(t.direct, 0), fmt(t.gateway, 0), fmt(t.gateway / t.direct, 2), '']);
+  compare('GET /v1/nodes/{uuid}', (r) => r.get);
+  compare('PUT …/states/power (202)', (r) => r.power);
+  row('Leasehold alone: GET /healthz p50 / p95 (ms)', (r) => ['', `${fmt(r.reference.health.p50, 2)} / ${fmt(r.reference.health.p95, 2)}`, '', '']);
+  row('Leasehold alone: REST GET /v1/nodes/{uuid} p50 / p95 (ms)', (r) => ['', `${fmt(r.reference.lookup.p50, 2)} / ${fmt(r.reference.lookup.p95, 2)}`, '', '']);
+  const t0 = results[0]!.throughput;
+  row(`GET, ${t0.clients} concurrent clients (req/s)`, (r) => [fmt(r.throughput.direct, 0), fmt(r.throughput.gateway, 0), fmt(r.throughput.gateway / r.throughput.direct, 2), '']);
+  const first = results[0]!;
+  const signed = (x: number) => `${x >= 0 ? '+' : '−'}${fmt(Math.abs(x), 2)}`;
+  const against = results.slice(1).map((r) => {
+    const d = (pick: (x: GatewayLatencyResult) => Comparison) => signed(pick(r).direct.p50 - pick(first).direct.p50);
+    return `${r.auth} against ${first.auth}, direct p50: GET ${d((x) => x.get)} ms, power PUT ${d((x) => x.power)} ms (the variants are not interleaved with each other: ran ${ran.map((x) => x.auth).join(' then ')})`;
+  });
   return [
     title,
-    `${r.ironic}, one process, SQLite, fake-hardware, noauth; leasehold serve (embedded PGlite) as its own process; one client at a time,`,
-    `interleaved, ${s.gatewaySamples} samples per kind after ${r.warmup} warm-up (n: GET ${r.get.gateway.n}, PUT ${r.power.gateway.n}); throughput ${n(t.requests)} GETs per kind`,
+    `${first.ironic}, one process, SQLite, fake-hardware; leasehold serve (embedded PGlite) as its own process; each variant its own`,
+    `Ironic and leasehold serve${ran.length > 1 ? `, one after the other (${ran.map((x) => x.auth).join(', then ')})` : ` (${ran[0]!.auth} only)`}. One client at a time, interleaved, ${s.gatewaySamples} samples per kind after ${first.warmup} warm-up`,
+    `(n: ${results.map((r) => `${r.auth} GET ${r.get.gateway.n}, PUT ${r.power.gateway.n}`).join('; ')}); throughput ${n(t0.requests)} GETs per kind.`,
+    ...results.map((r) => `  ${AUTH_NOTE[r.auth]}`),
     table(rows),
-    `answers other than 200 / 202: ${counts(r.unexpected)}; leasehold serve RSS peak ${r.serverRssPeak === null ? '-' : mib(r.serverRssPeak)}; load average (1 min) ${r.load.start.toFixed(2)} at start, ${r.load.end.toFixed(2)} at end`,
+    ...results.map(
+      (r) =>
+        `${r.auth}: answers other than 200 / 202: ${counts(r.unexpected)}; leasehold serve RSS peak ${r.serverRssPeak === null ? '-' : mib(r.serverRssPeak)}; load average (1 min) ${r.load.start.toFixed(2)} at start, ${r.load.end.toFixed(2)} at end`,
+    ),
+    ...against,
+    ...skipped,
   ].join('\n');
 }

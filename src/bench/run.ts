@@ -5,9 +5,10 @@
  * 1. quote and create of the seed request over a seeded pool (PGlite and/or PostgreSQL), through the HTTP app;
  * 2. concurrent clients racing for the same nodes and windows (no overlap may result);
  * 3. many leases ending at one instant: how soon access stops, how long until every node is released;
- * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic).
+ * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic),
+ *    with Ironic's noauth and then its http_basic auth (`--ironic-auth`).
  *
- * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`). docs/benchmarks.md has the figures.
+ * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`, `--ironic-auth`). docs/benchmarks.md has the figures.
  */
 import { writeFile } from 'node:fs/promises';
 import { benchGatewayLatency } from './gateway-latency.js';
@@ -17,7 +18,7 @@ import { parseOptions, UsageRequested, type BenchOptions, type EngineName } from
 import { FAST_TIMINGS, seedPool } from './pool.js';
 import { benchQuoteCreate } from './quote-create.js';
 import { benchRace } from './race.js';
-import { formatReport, type BenchReport, type EngineResults } from './report.js';
+import { formatReport, type BenchReport, type EngineResults, type GatewayVariant } from './report.js';
 import { postgresAnswers } from './databases.js';
 import { elapsedMs, mib, withRssPeak } from './stats.js';
 
@@ -118,14 +119,18 @@ async function main(): Promise<number> {
   progress(`engines: ${engines.join(', ') || 'none'}; sections: ${[...options.sections].join(', ')}${options.quick ? ' (quick)' : ''}`);
   for (const engine of engines) report.engines.push(await benchEngine(engine, options));
   if (options.sections.has(4)) {
-    try {
-      report.gateway = await benchGatewayLatency(options.sizes, progress);
-      const g = report.gateway;
-      if ('skipped' in g) progress(`4: ${g.skipped}`);
-      else progress(`4: GET p50 ${g.result.get.direct.p50.toFixed(2)} → ${g.result.get.gateway.p50.toFixed(2)} ms, power p50 ${g.result.power.direct.p50.toFixed(2)} → ${g.result.power.gateway.p50.toFixed(2)} ms`);
-    } catch (err) {
-      report.gatewayError = describe(err);
-      progress(`4 FAILED: ${describe(err)}`);
+    report.gateway = [];
+    for (const auth of options.gatewayAuth) {
+      const variant: GatewayVariant = { auth };
+      report.gateway.push(variant);
+      try {
+        const g = (variant.section = await benchGatewayLatency(options.sizes, auth, progress));
+        if ('skipped' in g) progress(`4 [${auth}]: ${g.skipped}`);
+        else progress(`4 [${auth}]: GET p50 ${g.result.get.direct.p50.toFixed(2)} → ${g.result.get.gateway.p50.toFixed(2)} ms, power p50 ${g.result.power.direct.p50.toFixed(2)} → ${g.result.power.gateway.p50.toFixed(2)} ms`);
+      } catch (err) {
+        variant.error = describe(err);
+        progress(`4 [${auth}] FAILED: ${describe(err)}`);
+      }
     }
   }
   report.totalS = elapsedMs(started) / 1000;
@@ -135,7 +140,7 @@ async function main(): Promise<number> {
     await writeFile(options.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
     progress(`results written to ${options.jsonPath}`);
   }
-  return report.engines.some((e) => e.errors.length > 0) || report.gatewayError || invariantBroken(report) ? 1 : 0;
+  return report.engines.some((e) => e.errors.length > 0) || report.gateway?.some((v) => v.error) || invariantBroken(report) ? 1 : 0;
 }
 
 /** Double booking or access after the end is a failure of the product, not just a slow figure. */
