@@ -3,7 +3,6 @@ import { Link } from 'wouter';
 import type { Api, Lease } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
-import { loadProjectNames } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
@@ -40,13 +39,11 @@ export function LeasesPage() {
   // Owners also see leases of other projects on their nodes; the operator sees everyone's.
   const [scope, setScope] = useState<Scope>(viewer.role === 'admin' ? 'all' : 'project');
   const leases = useResource((signal) => loadLeases(api, state, signal), [state]);
-  const projects = useResource((signal) => loadProjectNames(api, viewer, signal), [viewer.userId]);
 
   const shown = useMemo(
     () => (leases.data?.leases ?? []).filter((l) => scope === 'all' || scopeOf(l, viewer) === scope),
     [leases.data, scope, viewer],
   );
-  const projectName = (id: string) => projects.data?.get(id) ?? 'another project';
   const showScope = viewer.role === 'admin' || viewer.ownsNodes;
 
   return (
@@ -112,7 +109,7 @@ export function LeasesPage() {
                   <td data-label="Nodes">
                     <span className="mono small">{lease.allocations.map((a) => a.node_name ?? a.node_id).join(', ') || '—'}</span>
                   </td>
-                  <td data-label="Project">{projectName(lease.project_id)}</td>
+                  <td data-label="Project">{lease.project_name}</td>
                 </tr>
               ))}
             </tbody>
