@@ -1,10 +1,11 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useState } from 'react';
 import type { Api, Lease, Node, Offer } from '../api/client';
 import { ApiError, errorText, unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
 import { useResource } from '../api/use-resource';
 import { useApi } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
+import { ExpressionFilter } from '../components/expression-filter';
 import { NodeTable, matchesSearch } from '../components/node-table';
 
 interface Inventory {
@@ -62,7 +63,6 @@ export async function matchExpression(api: Api, where: string, signal?: AbortSig
 export function NodesPage() {
   const api = useApi();
   const [search, setSearch] = useState('');
-  const [draft, setDraft] = useState('');
   const [where, setWhere] = useState('');
   const inventory = useResource((signal) => loadInventory(api, signal), []);
   const matches = useResource((signal) => (where ? matchExpression(api, where, signal) : Promise.resolve(null)), [where]);
@@ -82,11 +82,6 @@ export function NodesPage() {
     return [...names.values()].sort();
   }, [matches.data, inventory.data]);
 
-  function apply(event: FormEvent) {
-    event.preventDefault();
-    setWhere(draft.trim());
-  }
-
   const expressionError = where && matches.error !== undefined ? matches.error : undefined;
   const total = inventory.data?.nodes.length ?? 0;
 
@@ -104,40 +99,22 @@ export function NodesPage() {
             onChange={(e) => setSearch(e.target.value)}
           />
         </div>
-        <form className="field grow" onSubmit={apply} role="search" aria-label="Filter nodes">
-          <label htmlFor="node-where">Requirement expression</label>
-          <div className="row nowrap">
-            <input
-              id="node-where"
-              className="mono grow"
-              placeholder='memory >= 48GiB and gpus >= 1'
-              value={draft}
-              onChange={(e) => setDraft(e.target.value)}
-              aria-invalid={expressionError ? true : undefined}
-              aria-describedby="node-where-help"
-              aria-errormessage={expressionError ? 'node-where-error' : undefined}
-              spellCheck={false}
-              autoCapitalize="off"
-            />
-            <button type="submit">Apply</button>
-            {where && (
-              <button type="button" className="secondary" onClick={() => { setDraft(''); setWhere(''); }}>
-                Clear
-              </button>
-            )}
-          </div>
-          <p id="node-where-help" className="muted small">
-            Checked by the server, as <code>leasehold node list --where</code> does. Facts:
-            memory, disk, cpus, gpus, cpu_arch, resource_class, properties; <code>has TRAIT</code>; and/or/not.
-          </p>
-        </form>
+        <ExpressionFilter
+          id="node-where"
+          className="field grow"
+          label="Filter nodes"
+          placeholder="memory >= 48GiB and gpus >= 1"
+          where={where}
+          onApply={setWhere}
+          error={expressionError === undefined ? undefined : expressionError instanceof ApiError ? expressionError.message : errorText(expressionError)}
+          help={
+            <>
+              Checked by the server, as <code>leasehold node list --where</code> does. Facts: memory, disk, cpus, gpus,
+              cpu_arch, resource_class, properties; <code>has TRAIT</code>; and/or/not.
+            </>
+          }
+        />
       </div>
-
-      {expressionError !== undefined && (
-        <p id="node-where-error" className="error-box mono" role="alert">
-          {expressionError instanceof ApiError ? expressionError.message : errorText(expressionError)}
-        </p>
-      )}
 
       {inventory.loading && <p aria-busy="true">Loading nodes…</p>}
       {inventory.error !== undefined && <ErrorNotice error={inventory.error} retry={inventory.reload} title="Could not load the nodes" />}

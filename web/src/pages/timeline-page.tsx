@@ -1,10 +1,11 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useState } from 'react';
 import type { Api } from '../api/client';
 import { ApiError, unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
 import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
+import { ExpressionFilter } from '../components/expression-filter';
 import { useNow } from '../lib/use-now';
 import { canRoleAct } from '../nav';
 import type { AvailabilityNode } from '../timeline/layout';
@@ -38,7 +39,6 @@ export function TimelinePage() {
   const now = useNow(30_000);
   const [zoom, setZoom] = useState<Zoom>('week');
   const [anchor, setAnchor] = useState(() => Date.now());
-  const [draft, setDraft] = useState('');
   const [where, setWhere] = useState('');
   const [inspected, setInspected] = useState('');
   const range = useMemo(() => rangeFor(zoom, anchor), [zoom, anchor]);
@@ -49,10 +49,6 @@ export function TimelinePage() {
   const title = rangeTitle(zoom, range);
   const unit = zoom;
 
-  function apply(event: FormEvent) {
-    event.preventDefault();
-    setWhere(draft.trim());
-  }
   const expressionError = where && availability.error instanceof ApiError && availability.error.details.field === 'where' ? availability.error : undefined;
 
   return (
@@ -81,33 +77,14 @@ export function TimelinePage() {
           {title}
         </h2>
       </div>
-      <form className="field" onSubmit={apply} role="search" aria-label="Filter nodes by requirement expression">
-        <label htmlFor="timeline-where">Requirement expression</label>
-        <div className="row nowrap">
-          <input
-            id="timeline-where"
-            className="mono grow"
-            placeholder="gpus >= 1 and memory >= 48GiB"
-            value={draft}
-            onChange={(e) => setDraft(e.target.value)}
-            aria-invalid={expressionError ? true : undefined}
-            aria-describedby={expressionError ? 'timeline-where-error' : undefined}
-            spellCheck={false}
-            autoCapitalize="off"
-          />
-          <button type="submit">Apply</button>
-          {where && (
-            <button type="button" className="secondary" onClick={() => { setDraft(''); setWhere(''); }}>
-              Clear
-            </button>
-          )}
-        </div>
-      </form>
-      {expressionError && (
-        <p id="timeline-where-error" className="error-box mono" role="alert">
-          {expressionError.message}
-        </p>
-      )}
+      <ExpressionFilter
+        id="timeline-where"
+        label="Filter nodes by requirement expression"
+        placeholder="gpus >= 1 and memory >= 48GiB"
+        where={where}
+        onApply={setWhere}
+        error={expressionError?.message}
+      />
 
       {availability.loading && <p aria-busy="true">Loading availability…</p>}
       {availability.error !== undefined && !expressionError && (
