@@ -89,6 +89,16 @@ export class LeaseUnavailableError extends LeaseholdError {
   readonly code = ErrorCode.LeaseUnavailable;
 }
 
+/**
+ * A worker's claim on a lease task was taken over by another worker (it stalled or lost the database longer than
+ * the claim lasts): what it was about to record is not written; the worker holding the claim now goes on.
+ */
+export class ClaimLostError extends ConflictError {
+  constructor(taskId: string, worker: string) {
+    super(`the claim of worker ${worker} on task ${taskId} was taken over by another worker`, { details: { task_id: taskId, worker } });
+  }
+}
+
 /** An owner's offer policy or the project's quota refuses the request as asked (its length, its size). */
 export class PolicyViolationError extends LeaseholdError {
   readonly code = ErrorCode.PolicyViolation;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock, Timer } from '../domain/clock.js';
-import { isLeaseholdError } from '../domain/errors.js';
+import { ClaimLostError, isLeaseholdError } from '../domain/errors.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { LeaseTask } from '../store/engine-store.js';
@@ -22,7 +22,10 @@ export interface LeaseEngineOptions {
   readonly inventory: InventorySync;
   /** Names this replica's claims. Default: host, pid and a random suffix. */
   readonly workerId?: string;
-  /** How long a claim lasts: a task whose worker died is taken over after this. Default 60 s. */
+  /**
+   * How long a claim lasts past the worker's last heartbeat: a task whose worker died is taken over after this.
+   * While the engine runs (start()), it renews its claims every third of this. Default 5 s.
+   */
   readonly claimMs?: number;
   /** Tasks claimed at once. Default 20. */
   readonly batch?: number;
@@ -41,6 +44,14 @@ const FINAL_ALLOCATION_STATES: readonly string[] = ['released', 'quarantined', '
 const MAX_REMEMBERED_TASKS = 10_000;
 /** When something is due but not claimable (held by another replica's live claim), wait at least this. */
 const IDLE_FLOOR_MS = 500;
+/**
+ * Claim length. Issue 11 measured 66 s of lost time after `kill -9` of both replicas with the old fixed 60 s claim;
+ * with 5 s renewed every ~1.7 s, a restarted replica resumes a dead one's tasks ≤ 5 s after its last heartbeat,
+ * and a live worker keeps its claim through a slow Ironic call (30 s timeout) because the heartbeat renews it.
+ */
+const DEFAULT_CLAIM_MS = 5_000;
+/** After the store failed to answer, look again after this, doubling up to pollMs (it comes back by itself). */
+const STORE_RETRY_MS = 1_000;
 
 /**
  * The lease engine: runs the due `start` and `end` tasks that the leasing store writes with each lease change.
@@ -49,9 +60,9 @@ const IDLE_FLOOR_MS = 500;
  * `pollMs` safety re-check that picks up tasks other replicas wrote), so work starts within moments of its due
  * time. `wake()` re-arms at once (the API calls it after creating or changing a lease in this process).
  *
- * Replicas: tasks are claimed with FOR UPDATE SKIP LOCKED and an expiring claim, so any number of engines can
- * share a store; one that dies mid-task leaves it to the others once its claim expires, and the task resumes at
- * the step recorded on the allocation.
+ * Replicas: tasks are claimed with FOR UPDATE SKIP LOCKED and a short claim renewed by the worker's heartbeat,
+ * so any number of engines can share a store; one that dies mid-task leaves it to the others within `claimMs`,
+ * and the task resumes at the step recorded on the allocation. Every progress write is fenced by the claim.
  *
  * Failures: NodeBusy, BackendUnavailable, a blocked node and unexpected errors are retried with exponential
  * backoff (an `allocation.<kind>_error` event on the first failure and every tenth); a task is only completed
@@ -67,13 +78,16 @@ export class LeaseEngine {
   private readonly memory = new Map<string, TaskMemory>();
   private started = false;
   private timer: Timer | null = null;
+  private heartbeat: Timer | null = null;
+  /** Consecutive failures to reach the store from the timer loop (sets the next look sooner than pollMs). */
+  private storeFailures = 0;
   /** The run in progress, and the one queued behind it (shared by every caller meanwhile). */
   private active: Promise<number> | null = null;
   private queued: Promise<number> | null = null;
 
   constructor(options: LeaseEngineOptions) {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.claimMs = options.claimMs ?? 60_000;
+    this.claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
     this.batch = options.batch ?? 20;
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.pollMs = options.pollMs ?? 10_000;
@@ -92,6 +106,7 @@ export class LeaseEngine {
     if (this.started) return;
     this.started = true;
     this.deps.logger.info({ claim_ms: this.claimMs, poll_ms: this.pollMs }, 'lease engine started');
+    this.beat();
     this.wake();
   }
 
@@ -101,8 +116,29 @@ export class LeaseEngine {
     this.started = false;
     this.timer?.cancel();
     this.timer = null;
+    // Claims are renewed until the running tasks have finished (completed or re-scheduled, releasing them).
     await Promise.allSettled([this.active, this.queued]);
+    this.heartbeat?.cancel();
+    this.heartbeat = null;
     this.deps.logger.info('lease engine stopped');
+  }
+
+  /**
+   * The worker's heartbeat: every third of the claim length its claims are extended, so they last exactly as
+   * long as this process lives and reaches the store. A missed beat (store unreachable) is logged; the claims
+   * may then expire and be taken over, which the fenced writes (ClaimLostError) make safe.
+   */
+  private beat(): void {
+    this.heartbeat = this.deps.clock.setTimer(Math.max(1, Math.floor(this.claimMs / 3)), () => {
+      this.heartbeat = null;
+      const { tasks, clock, logger } = this.deps;
+      tasks
+        .renewClaims(this.workerId, clock.now(), this.claimMs)
+        .catch((err: unknown) => logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'lease engine: could not renew its claims'))
+        .finally(() => {
+          if (this.started || this.active || this.queued) this.beat();
+        });
+    });
   }
 
   /** Looks for due work now (after a lease was created or changed in this process). */
@@ -165,13 +201,19 @@ export class LeaseEngine {
     let delay = this.pollMs;
     try {
       const next = await this.deps.tasks.nextDueAt();
+      this.storeFailures = 0;
       if (next) {
         const until = next.getTime() - this.deps.clock.now().getTime();
         // Due but not claimed by this run: another replica holds it (or it waits for one that does).
         delay = Math.min(this.pollMs, until <= 0 ? IDLE_FLOOR_MS : until);
       }
     } catch (err) {
-      this.deps.logger.warn({ err }, 'lease engine: cannot read the next due time; checking again later');
+      this.storeFailures++;
+      delay = Math.min(this.pollMs, STORE_RETRY_MS * 2 ** Math.min(this.storeFailures - 1, 10));
+      this.deps.logger.warn(
+        { error: err instanceof Error ? err.message : String(err), retry_in_ms: delay },
+        'lease engine: cannot read the next due time; checking again later',
+      );
     }
     if (!this.started) return;
     this.timer?.cancel();
@@ -195,16 +237,16 @@ export class LeaseEngine {
       let outcome: TaskOutcome = DONE;
       if (!context) log.warn('task without an allocation (deleted?): completed without action');
       else {
-        run = new TaskRun(this.deps, task, context, memory);
+        run = new TaskRun(this.deps, task, context, memory, { taskId: task.id, worker: this.workerId });
         log.debug({ node_id: context.allocation.node_id, attempts: task.attempts }, 'running task');
         outcome = task.kind === 'start' ? await runStartTask(run) : await runEndTask(run);
       }
       memory.failures = 0;
       if (outcome.kind === 'done') {
-        await tasks.completeTask(task.id, this.deps.clock.now());
+        await tasks.completeTask(task.id, this.deps.clock.now(), this.workerId);
         this.memory.delete(task.id);
       } else {
-        await tasks.retryTask(task.id, outcome.at, null, this.deps.clock.now());
+        await tasks.retryTask(task.id, outcome.at, null, this.deps.clock.now(), this.workerId);
       }
     } catch (err) {
       await this.failed(task, run, memory, err, log);
@@ -212,6 +254,12 @@ export class LeaseEngine {
   }
 
   private async failed(task: LeaseTask, run: TaskRun | null, memory: TaskMemory, err: unknown, log: Logger): Promise<void> {
+    if (err instanceof ClaimLostError) {
+      // Another worker took the task over while this one stalled: it goes on from the recorded step.
+      log.warn({ node_id: run?.nodeId }, 'claim taken over by another worker; leaving the task to it');
+      this.memory.delete(task.id);
+      return;
+    }
     memory.failures++;
     const now = this.deps.clock.now();
     const delay = backoffMs(memory.failures, this.retry);
@@ -240,7 +288,7 @@ export class LeaseEngine {
           },
         ]);
       }
-      await this.deps.tasks.retryTask(task.id, new Date(now.getTime() + delay), message, now);
+      await this.deps.tasks.retryTask(task.id, new Date(now.getTime() + delay), message, now, this.workerId);
     } catch (recordErr) {
       // The store is unreachable too: the claim expires and the task is picked up again then.
       log.warn({ err: recordErr }, 'could not record the failure; the task is retried when its claim expires');

@@ -2,7 +2,7 @@ import { InvalidStateError, NotFoundError } from '../domain/errors.js';
 import { AllocationState, ReleaseStep } from '../domain/leasing.js';
 import { PowerState, PowerTarget, ProvisionState as S, ProvisionVerb } from '../drivers/hardware-driver.js';
 import type { DriverNode } from '../drivers/hardware-driver.js';
-import { LEASE_EXTRA_KEY } from './start-task.js';
+import { LEASE_EXTRA_KEY, NEVER_HANDED_OVER } from './start-task.js';
 import { DONE, TaskBlockedError } from './task-run.js';
 import type { EngineEvent, TaskOutcome, TaskRun } from './task-run.js';
 
@@ -66,7 +66,7 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
   let step: ReleaseStep = (releasing && allocation.step) || ReleaseStep.ClearLessee;
   if (!releasing) {
     run.memory.powerOffRequests = 0;
-    await run.update({ state: AllocationState.Releasing, step, last_error: null }, [
+    await run.update({ state: AllocationState.Releasing, step, last_error: missedStart(run) }, [
       { type: 'allocation.releasing', message: `lease over: taking node ${run.nodeId} back and cleaning it` },
     ]);
     log.info('end: releasing the node');
@@ -96,7 +96,7 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
         return waitOutcome(run, step, result.why);
       case 'released':
         await run.refreshNode();
-        await run.update({ state: AllocationState.Released, step: null, last_error: null }, [
+        await run.update({ state: AllocationState.Released, step: null, last_error: missedStart(run) }, [
           { type: 'allocation.released', message: `node ${run.nodeId} is clean and back in the pool` },
         ]);
         log.info('allocation released: node cleaned and available');
@@ -243,4 +243,10 @@ async function quarantine(run: TaskRun, step: ReleaseStep, node: DriverNode | nu
   ]);
   deps.logger.child(run.logFields).info({ reason, provision_state: node?.provision_state ?? null }, 'allocation quarantined: cleaning failed');
   return DONE;
+}
+
+/** A node never handed over keeps the reason why (start-task.ts) on its allocation through the release. */
+function missedStart(run: TaskRun): string | null {
+  const error = run.allocation.last_error;
+  return error?.startsWith(NEVER_HANDED_OVER) ? error : null;
 }

@@ -8,6 +8,9 @@ import type { TaskOutcome, TaskRun } from './task-run.js';
 /** The Ironic `extra` key naming the lease a node is handed over for (cleared at the end). */
 export const LEASE_EXTRA_KEY = 'leasehold_lease';
 
+/** How the reason of a missed start begins: the release keeps such a `last_error` on the allocation. */
+export const NEVER_HANDED_OVER = 'never handed over: ';
+
 /** Provision states of a node that is being wiped or failed to be: never handed to a lessee like that. */
 const NOT_CLEAN: readonly string[] = [
   ProvisionState.Cleaning,
@@ -30,8 +33,9 @@ const FINISHED: readonly string[] = [
  * the lease's times, not from this. Idempotent: a node that already carries the lessee is not written again, and
  * an allocation already `active` completes without a second `allocation.started` event.
  *
- * A lease cancelled or over before the task runs completes it without touching the node (the end task, which
- * waits for this one, then releases it). A node that is still being cleaned (or failed cleaning) blocks the
+ * A lease cancelled before the task runs completes it without touching the node. A lease whose whole window
+ * passed before its node could be handed over records why (`allocation.start_missed`, and `last_error` on the
+ * allocation) and leaves the node to its end task, which cleans it; one caught mid-hand-over likewise. A node that is still being cleaned (or failed cleaning) blocks the
  * hand-over: retried with backoff. A node that no longer exists in Ironic is a permanent failure: the allocation
  * is dropped (`cancelled`, with the error), and a lease left without any allocation is `failed` (the store
  * derives it).
@@ -44,6 +48,7 @@ export async function runStartTask(run: TaskRun): Promise<TaskOutcome> {
     return DONE;
   }
   if (run.now().getTime() >= allocation.end.getTime()) {
+    if (allocation.state === AllocationState.Reserved) return startMissed(run);
     log.info({ end: allocation.end.toISOString() }, 'start skipped: the lease is already over; its end task releases the node');
     return DONE;
   }
@@ -94,6 +99,31 @@ export async function runStartTask(run: TaskRun): Promise<TaskOutcome> {
     },
   ]);
   log.info('allocation started: node handed to the lessee');
+  return DONE;
+}
+
+/**
+ * The whole window passed before the node could be handed over (its previous lease's cleaning overran it, it was
+ * quarantined, or no worker ran until after the end): never skipped silently (issue 11). The reason is kept on
+ * the allocation (`last_error`, through its release) and in an `allocation.start_missed` event. The node is still
+ * cleaned by the end task: the API grants access from the lease's times once the previous lease let go of the
+ * node, so the lessee may have used it without the engine, and wipe-before-reuse must not rest on a guess.
+ */
+async function startMissed(run: TaskRun): Promise<TaskOutcome> {
+  const end = run.allocation.end.toISOString();
+  const obstacle = run.task.last_error
+    ? `; last obstacle: ${run.task.last_error}`
+    : ': the node was still held by its previous lease (cleaning) or quarantined, or no worker was running';
+  const reason = `${NEVER_HANDED_OVER}the lease ended at ${end} before node ${run.nodeId} could be handed over${obstacle}`;
+  await run.update({ last_error: reason }, [
+    {
+      type: 'allocation.start_missed',
+      outcome: 'error',
+      message: reason,
+      details: { allocation_id: run.allocation.id, end, due_at: run.task.due_at.toISOString(), error: run.task.last_error },
+    },
+  ]);
+  run.deps.logger.child(run.logFields).warn({ end }, 'start missed: the lease ended before the node could be handed over');
   return DONE;
 }
 

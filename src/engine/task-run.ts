@@ -2,7 +2,7 @@ import type { Clock } from '../domain/clock.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
-import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask } from '../store/engine-store.js';
+import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from '../store/engine-store.js';
 import type { InventorySync } from './inventory-sync.js';
 
 /** What a task's code may use. */
@@ -47,6 +47,8 @@ export class TaskRun {
     readonly task: LeaseTask,
     readonly context: AllocationContext,
     readonly memory: TaskMemory,
+    /** The claim this run holds: its writes are fenced by it. Absent: unfenced (tests running a task by hand). */
+    readonly claim?: TaskClaim,
   ) {}
 
   get allocation() {
@@ -72,7 +74,7 @@ export class TaskRun {
 
   /** Records progress and events on the allocation (the store derives the lease's state in the same transaction). */
   update(patch: AllocationPatch, events: readonly EngineEvent[] = []): Promise<void> {
-    return this.deps.tasks.updateAllocation(this.allocation.id, patch, this.now(), events.map((e) => this.event(e)));
+    return this.deps.tasks.updateAllocation(this.allocation.id, patch, this.now(), events.map((e) => this.event(e)), this.claim);
   }
 
   /** Re-reads the node into the store so reads (the API, the scheduler) see the new state at once. */

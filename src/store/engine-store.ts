@@ -17,6 +17,12 @@ export interface LeaseTask {
   readonly last_error: string | null;
 }
 
+/** Which worker's claim on which task a write is made under (a fence: see EngineStore.updateAllocation). */
+export interface TaskClaim {
+  readonly taskId: string;
+  readonly worker: string;
+}
+
 export interface AllocationContext {
   readonly allocation: Allocation;
   readonly lease: Omit<Lease, 'allocations'>;
@@ -43,10 +49,22 @@ export interface EngineStore {
    * process holds — so a restart after a crash resumes at once instead of after the claim expires.
    */
   releaseAllClaims(): Promise<number>;
-  /** Marks the task done and releases the claim. */
-  completeTask(id: string, now: Date): Promise<void>;
-  /** Releases the claim and makes the task due again at `dueAt`, counting the attempt and keeping the error. */
-  retryTask(id: string, dueAt: Date, error: string | null, now: Date): Promise<void>;
+  /**
+   * Extends every live claim of `worker` on unfinished tasks to `now + claimMs` (the worker's heartbeat): a claim
+   * lasts as long as its worker is alive and reaching the store, and a crashed worker's claims expire within
+   * `claimMs` of its last heartbeat. Resolves to how many claims were renewed.
+   */
+  renewClaims(worker: string, now: Date, claimMs: number): Promise<number>;
+  /**
+   * Marks the task done and releases the claim. With `claimedBy`, only while that worker still holds the claim
+   * (a worker whose claim was taken over by another changes nothing); resolves to whether the task was changed.
+   */
+  completeTask(id: string, now: Date, claimedBy?: string): Promise<boolean>;
+  /**
+   * Releases the claim and makes the task due again at `dueAt`, counting the attempt and keeping the error; with
+   * `claimedBy`, only while that worker holds the claim. Resolves to whether the task was changed.
+   */
+  retryTask(id: string, dueAt: Date, error: string | null, now: Date, claimedBy?: string): Promise<boolean>;
   /**
    * When to wake up next, or null: the earliest due time of the tasks not done, counting a claimed task from when
    * its claim expires and leaving out tasks held back (an end before its start; a start while the node's previous
@@ -57,8 +75,11 @@ export interface EngineStore {
   /**
    * Records an allocation's progress and, in the same transaction, the events and the lease's derived state:
    * active once every allocation is active, ended once every allocation is released or quarantined.
+   * With `claim`, the write is fenced: it is made only while that worker still holds that task's claim, else
+   * nothing is written and it fails with ClaimLostError (a worker that stalled past its claim and was taken
+   * over never records a step twice).
    */
-  updateAllocation(id: string, patch: AllocationPatch, now: Date, events?: readonly NewAuditEvent[]): Promise<void>;
+  updateAllocation(id: string, patch: AllocationPatch, now: Date, events?: readonly NewAuditEvent[], claim?: TaskClaim): Promise<void>;
   /** Quarantines a node (no new leases until cleared), with the reason (e.g. Ironic's last_error). */
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void>;
 

@@ -5,7 +5,7 @@ import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
 import type { Database } from './database.js';
 import { guarded } from './db-errors.js';
-import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask } from './engine-store.js';
+import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from './engine-store.js';
 import { allocationContext } from './queries/engine-allocation-context.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
 import { nextDueAt } from './queries/engine-next-due.js';
@@ -28,22 +28,24 @@ export class KyselyEngineStore implements EngineStore {
     return guarded(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs));
   }
 
-  completeTask(id: string, now: Date): Promise<void> {
+  completeTask(id: string, now: Date, claimedBy?: string): Promise<boolean> {
     return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('task', id);
-      await this.db
+      const result = await this.db
         .updateTable('lease_tasks')
         .set({ done_at: now, locked_by: null, locked_until: null })
         .where('id', '=', id)
         .where('done_at', 'is', null)
-        .execute();
+        .$if(claimedBy !== undefined, (qb) => qb.where('locked_by', '=', claimedBy!))
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     });
   }
 
-  retryTask(id: string, dueAt: Date, error: string | null, _now: Date): Promise<void> {
+  retryTask(id: string, dueAt: Date, error: string | null, _now: Date, claimedBy?: string): Promise<boolean> {
     return guarded(async () => {
       if (!isUuid(id)) throw new NotFoundError('task', id);
-      await this.db
+      const result = await this.db
         .updateTable('lease_tasks')
         .set((eb) => ({
           due_at: dueAt,
@@ -54,7 +56,23 @@ export class KyselyEngineStore implements EngineStore {
         }))
         .where('id', '=', id)
         .where('done_at', 'is', null)
-        .execute();
+        .$if(claimedBy !== undefined, (qb) => qb.where('locked_by', '=', claimedBy!))
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    });
+  }
+
+  renewClaims(worker: string, now: Date, claimMs: number): Promise<number> {
+    return guarded(async () => {
+      const result = await this.db
+        .updateTable('lease_tasks')
+        .set({ locked_until: new Date(now.getTime() + claimMs) })
+        .where('locked_by', '=', worker)
+        .where('done_at', 'is', null)
+        // A claim that already expired may have been taken over (or may be any moment): it is not revived.
+        .where('locked_until', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     });
   }
 
@@ -80,8 +98,8 @@ export class KyselyEngineStore implements EngineStore {
     return guarded(async () => (isUuid(allocationId) ? allocationContext(this.db, allocationId) : null));
   }
 
-  updateAllocation(id: string, patch: AllocationPatch, now: Date, events: readonly NewAuditEvent[] = []): Promise<void> {
-    return guarded(() => updateAllocation(this.db, id, patch, now, events));
+  updateAllocation(id: string, patch: AllocationPatch, now: Date, events: readonly NewAuditEvent[] = [], claim?: TaskClaim): Promise<void> {
+    return guarded(() => updateAllocation(this.db, id, patch, now, events, claim));
   }
 
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void> {

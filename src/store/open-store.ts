@@ -34,9 +34,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 
 async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined): Promise<Store> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, connectionTimeoutMillis: 10_000 });
-  // An idle pooled connection that dies (server restart) emits 'error' on the pool; unhandled, it would crash
-  // the process. The pool drops that client and the next query opens a fresh one.
-  pool.on('error', (err) => (logger?.warn ?? logger?.info)?.call(logger, { err }, 'idle database connection lost'));
+  watchConnections(pool, logger);
   try {
     await migrate(pgSessions(pool), { logger });
   } catch (err) {
@@ -47,6 +45,23 @@ async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined
     throw err;
   }
   return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+}
+
+/**
+ * A connection that dies (its backend terminated, the server restarted) emits 'error' on its client. pg-pool
+ * listens only while the client is idle in the pool; a client checked out between two queries (a transaction
+ * doing JS work, Kysely holding it) had no listener, and Node turned the event into an uncaught exception that
+ * killed the process (issue 11: 8 crashes in 5 runs of pg_terminate_backend under load). Every client gets a
+ * listener for its whole life: the error is logged, the client is left unqueryable, its next query fails as
+ * backend_unavailable (503), and pg-pool discards it on release and opens a fresh one for the next request.
+ */
+function watchConnections(pool: pg.Pool, logger: StoreLogger | undefined): void {
+  const warn = (obj: object, msg: string) => (logger?.warn ?? logger?.info)?.call(logger, obj, msg);
+  pool.on('connect', (client) => {
+    client.on('error', (err: Error & { code?: string }) => warn({ code: err.code, error: err.message }, 'database connection lost'));
+  });
+  // The pool re-emits an idle client's error after dropping it; the client's own listener has logged it already.
+  pool.on('error', () => undefined);
 }
 
 /** One pooled client per session; a query without parameters uses the simple protocol (multi-statement). */

@@ -1,10 +1,11 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { Lease } from '../../src/domain/leasing.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import { InventorySync } from '../../src/engine/inventory-sync.js';
 import type { LeaseEngine } from '../../src/engine/lease-engine.js';
 import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
 import { POSTGRES_SKIP_REASON, TEST_DATABASE_URL, testDatabases } from '../support/postgres.js';
 import { HOUR, MINUTE, NODE_IDS, SpyDriver, T0, TIMINGS, at, harness, nodeSpec, runUntil, silentLogger } from './helpers.js';
 import type { Harness } from './helpers.js';
@@ -90,6 +91,84 @@ describe('lease engine: crash safety', () => {
     expect((await h.events(lease.id)).filter((e) => e.type === 'allocation.started')).toHaveLength(1);
   });
 });
+
+describe('lease engine: claims tied to a live worker', () => {
+  it('a running engine keeps its claim through a slow step; frozen past its claim, it is taken over within the claim length and records nothing when it wakes', async () => {
+    const h = track(await harness());
+    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
+    await h.clock.advanceTo(at(MINUTE));
+    await h.engine().runDue();
+    await h.sim.setPowerState(N1, 'power on');
+    await h.clock.advance(10);
+
+    // Engine a: its power-off call hangs (a slow Ironic), and its store calls can be frozen (SIGSTOP).
+    const slow = new SpyDriver(h.spy.driver);
+    let failPowerOff: (err: Error) => void = () => undefined;
+    slow.hook = (method) => (method === 'setPowerState' ? new Promise<void>((_, reject) => (failPowerOff = reject)) : undefined);
+    const frozen = freezable(h.store);
+    const claimMs = 5_000;
+    const a = h.engine({ driver: slow.driver, store: frozen.store, workerId: 'a', claimMs });
+    await h.clock.advanceTo(at(HOUR));
+    a.start();
+    await expect.poll(async () => (await h.lease(lease.id)).allocations[0]?.step, { timeout: 5_000 }).toBe('power_off');
+
+    // A minute of a's slow step: its heartbeat keeps the claim, engine b never gets the task.
+    const b = h.engine({ workerId: 'b', claimMs });
+    for (let s = 0; s < 60; s++) {
+      await h.clock.advance(1_000);
+      expect(await b.runDue()).toBe(0);
+    }
+
+    // a freezes: no more heartbeats. b takes the task over once the claim has run out, and finishes the release.
+    frozen.freeze();
+    onTestFinished(() => frozen.thaw());
+    const frozenAt = h.clock.now().getTime();
+    let claimedAfterMs = -1;
+    await runUntil(h, b, async () => {
+      if (claimedAfterMs < 0 && (await h.lease(lease.id)).allocations[0]?.step !== 'power_off') claimedAfterMs = h.clock.now().getTime() - frozenAt;
+      return (await h.lease(lease.id)).state === 'ended';
+    }, { stepMs: 500 });
+    expect(claimedAfterMs).toBeGreaterThan(0);
+    // The claim runs out ≤ claimMs after the last beat; b's step shows after its power off settles (settleMs, 1 s).
+    expect(claimedAfterMs).toBeLessThanOrEqual(claimMs + 1_000 + 500);
+
+    // a wakes up, its hung call failing: it neither records a step nor reports an error on the finished release.
+    frozen.thaw();
+    failPowerOff(new Error('process was frozen'));
+    await a.stop();
+    const types = (await h.events(lease.id)).map((e) => e.type);
+    expect(types.filter((t) => t === 'allocation.released')).toHaveLength(1);
+    expect(types.filter((t) => t === 'allocation.releasing')).toHaveLength(1);
+    expect(types).not.toContain('allocation.end_error');
+    expect((await h.lease(lease.id)).allocations[0]).toMatchObject({ state: 'released', step: null });
+  });
+});
+
+/** A store whose engine port (store.tasks) can be frozen: calls made meanwhile wait until thawed, like a SIGSTOPped process. */
+function freezable(store: Store) {
+  let gate: Promise<void> | null = null;
+  let open: () => void = () => undefined;
+  const tasks = new Proxy(store.tasks, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        while (gate) await gate;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    store: new Proxy(store, { get: (target, prop, receiver) => (prop === 'tasks' ? tasks : Reflect.get(target, prop, receiver)) }),
+    freeze() {
+      gate = new Promise<void>((resolve) => (open = resolve));
+    },
+    thaw() {
+      gate = null;
+      open();
+    },
+  };
+}
 
 /** Two engines over one database and one set of hardware: every task runs once, whoever claims it. */
 async function twoEnginesRunEachTaskOnce(hs: readonly [Harness, Harness]): Promise<void> {

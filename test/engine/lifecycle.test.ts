@@ -216,7 +216,7 @@ describe('lease engine: end', () => {
     expect((await h.events(lease.id)).filter((e) => e.type === 'allocation.end_error')).toHaveLength(1);
   });
 
-  it('a lease that ended before the engine ever ran skips the hand-over and still cleans the node', async () => {
+  it('a lease that ended before the engine ever ran says why it never started, skips the hand-over and still cleans the node', async () => {
     h = await harness();
     const engine = h.engine();
     const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
@@ -225,6 +225,11 @@ describe('lease engine: end', () => {
     expect(h.spy.actions(N1).filter((a) => a.includes(h.lesseeId))).toEqual([]);
     await runUntil(h, engine, async () => (await h.lease(lease.id)).state === 'ended');
     expect(h.spy.actions(N1)).toContain('setProvisionState provide');
+    const missed = (await h.events(lease.id)).filter((e) => e.type === 'allocation.start_missed');
+    expect(missed).toHaveLength(1);
+    expect(missed[0]).toMatchObject({ outcome: 'error', node_id: N1 });
+    expect(missed[0]!.message).toContain(`the lease ended at ${at(HOUR).toISOString()} before node ${N1} could be handed over`);
+    expect((await h.lease(lease.id)).allocations[0]).toMatchObject({ state: 'released', last_error: expect.stringMatching(/^never handed over: /) });
   });
 
   it('a lease whose end moved later keeps its node until the new end', async () => {

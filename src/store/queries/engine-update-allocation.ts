@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { NotFoundError } from '../../domain/errors.js';
+import { ClaimLostError, NotFoundError } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import type { NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
-import type { AllocationPatch } from '../engine-store.js';
+import type { AllocationPatch, TaskClaim } from '../engine-store.js';
 import { deriveLeaseState } from './engine-derive-lease-state.js';
 import { insertEngineEvents } from './engine-insert-events.js';
 import { nodeOwnerProject } from './node-owner-project.js';
@@ -12,7 +12,7 @@ import { nodeOwnerProject } from './node-owner-project.js';
  * Writes an allocation's progress, its events and its lease's derived state in one transaction. The lease row
  * is locked first, so two allocations of one lease finishing at the same moment (two replicas) derive the state
  * one after the other and the last one sees both. A change of the lease's state is itself an event
- * (`lease.<state>`).
+ * (`lease.<state>`). With a `claim`, nothing is written unless that worker still holds that task's claim.
  */
 export async function updateAllocation(
   db: Kysely<Database>,
@@ -20,6 +20,7 @@ export async function updateAllocation(
   patch: AllocationPatch,
   now: Date,
   events: readonly NewAuditEvent[],
+  claim?: TaskClaim,
 ): Promise<void> {
   if (!isUuid(id)) throw new NotFoundError('allocation', id);
   await db.transaction().execute(async (trx) => {
@@ -30,6 +31,19 @@ export async function updateAllocation(
       .forUpdate()
       .executeTakeFirst();
     if (!lease) throw new NotFoundError('allocation', id);
+    if (claim) {
+      // The fence: the task row is locked for the rest of the transaction, so a takeover (whose claim skips
+      // locked rows) happens wholly before or wholly after this write, never in between.
+      const held = await trx
+        .selectFrom('lease_tasks')
+        .select('id')
+        .where('id', '=', claim.taskId)
+        .where('locked_by', '=', claim.worker)
+        .where('done_at', 'is', null)
+        .forUpdate()
+        .executeTakeFirst();
+      if (!held) throw new ClaimLostError(claim.taskId, claim.worker);
+    }
 
     const allocation = await trx
       .updateTable('allocations')

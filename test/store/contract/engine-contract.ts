@@ -65,6 +65,45 @@ export function engineContract(open: OpenFreshStore): void {
       expect(ids(await claim(store, 'w2', HOUR + 1_000))).toEqual([task!.id]);
     });
 
+    it("a worker's heartbeat extends its live claims, and does not revive a claim that already expired", async () => {
+      const { store, lease } = await setup();
+      await lease(1, 3, ['n1']);
+      await lease(1, 3, ['n2']);
+      const [first, second] = await claim(store, 'w1', HOUR, 10, 5_000);
+      expect(await store.tasks.renewClaims('w1', at(HOUR + 4_000), 5_000)).toBe(2);
+      expect(await store.tasks.renewClaims('w2', at(HOUR + 4_000), 5_000)).toBe(0);
+      // Renewed until 9 s past the hour: still held at 8.999 s.
+      expect(await claim(store, 'w2', HOUR + 8_999)).toEqual([]);
+      await store.tasks.completeTask(first!.id, at(HOUR + 8_999), 'w1');
+      // No beat in time: the claim expires and another worker takes the task; a late beat does not take it back.
+      expect(ids(await claim(store, 'w2', HOUR + 9_000))).toEqual([second!.id]);
+      expect(await store.tasks.renewClaims('w1', at(HOUR + 9_500), 5_000)).toBe(0);
+      expect(await claim(store, 'w3', HOUR + 13_999)).toEqual([]);
+    });
+
+    it('a worker whose claim was taken over can neither complete nor re-schedule the task, nor record progress on it', async () => {
+      const { store, lease } = await setup();
+      const l = await lease(1, 3, ['n1']);
+      const allocationId = l.allocations[0]!.id;
+      const [task] = await claim(store, 'stalled', HOUR, 10, 1_000);
+      expect(ids(await claim(store, 'fresh', HOUR + 1_000))).toEqual([task!.id]);
+
+      expect(await store.tasks.completeTask(task!.id, at(HOUR + 1_500), 'stalled')).toBe(false);
+      expect(await store.tasks.retryTask(task!.id, at(HOUR + 1_500), 'late', at(HOUR + 1_500), 'stalled')).toBe(false);
+      const event = { type: 'allocation.started', actor: 'engine', message: 'stale' };
+      await expect(
+        store.tasks.updateAllocation(allocationId, { state: 'active' }, at(HOUR + 1_500), [event], { taskId: task!.id, worker: 'stalled' }),
+      ).rejects.toMatchObject({ name: 'ClaimLostError', code: 'conflict' });
+      const after = await store.leasing.getLease(l.id);
+      expect(after!.allocations[0]!.state).toBe('reserved');
+      expect((await store.leasing.listEvents({ lease_id: l.id }, { limit: 100 })).items.map((e) => e.type)).not.toContain('allocation.started');
+
+      // The worker holding the claim records and completes as usual.
+      await store.tasks.updateAllocation(allocationId, { state: 'active' }, at(HOUR + 1_500), [], { taskId: task!.id, worker: 'fresh' });
+      expect(await store.tasks.completeTask(task!.id, at(HOUR + 1_500), 'fresh')).toBe(true);
+      expect((await store.leasing.getLease(l.id))!.allocations[0]!.state).toBe('active');
+    });
+
     it('workers claiming at the same moment never receive one task twice', async () => {
       const { store, lease } = await setup(10);
       for (let i = 1; i <= 10; i++) await lease(1, 3, [`n${i}`]);
