@@ -7,6 +7,9 @@ import { defineConfig } from 'vite';
 // `leasehold serve` (LEASEHOLD_DEV_API overrides where).
 const api = process.env.LEASEHOLD_DEV_API ?? 'http://127.0.0.1:8080';
 const apiPaths = ['/v1', '/baremetal', '/openapi.json', '/docs', '/healthz', '/readyz'];
+// Source maps are the whole source of the UI, served to anyone who asks (the index's alone is 1.4 MB): a build
+// makes them only when asked, for debugging (LEASEHOLD_WEB_SOURCEMAP=1 npm run build:web).
+const sourcemap = process.env.LEASEHOLD_WEB_SOURCEMAP === '1';
 
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
@@ -15,7 +18,7 @@ export default defineConfig({
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,
-    sourcemap: true,
+    sourcemap,
     // xterm.js alone is ~300 kB; the warning would only repeat that.
     chunkSizeWarningLimit: 1000,
   },

@@ -12,17 +12,19 @@ import { createLogger } from '../../src/logger.js';
 // The server side of the UI (src/api/web-ui.ts): files of the build, the SPA fallback, and the API left alone.
 let dir: string;
 let app: Hono;
+const assetCache = new Map<string, Uint8Array<ArrayBuffer>>();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'leasehold-web-'));
   await mkdir(join(dir, 'assets'));
   await writeFile(join(dir, 'index.html'), '<!doctype html><title>Leasehold</title>');
   await writeFile(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+  await writeFile(join(dir, 'assets', 'index-abc123.css'), 'body{}');
   await writeFile(join(dir, 'favicon.svg'), '<svg/>');
   await writeFile(join(dir, '..', 'secret.txt'), 'outside');
   app = new Hono();
   app.get('/v1/things', (c) => c.json({ things: [] }));
-  app.route('/', webUi(dir));
+  app.route('/', webUi(dir, { assetCache }));
   app.notFound((c) => c.json({ error: { code: 'not_found' } }, 404));
 });
 afterAll(async () => {
@@ -71,6 +73,48 @@ describe('the built UI', () => {
     expect((await app.request('/nodes', { method: 'POST', ...page })).status).toBe(404);
   });
 
+  test('a file of the build is served under its one name only: other spellings are 404 and cache nothing', async () => {
+    const spellings = [
+      '/assets//index-abc123.js',
+      '//assets/index-abc123.js',
+      '/assets///index-abc123.js',
+      '/assets/%69ndex-abc123.js',
+      '/%61ssets/index-abc123.js',
+      '/assets/index-abc123.js/',
+      '/assets/index-abc123%2Ejs',
+      '/assets/.%2Findex-abc123.js',
+    ];
+    for (let k = 1; k <= 50; k++) spellings.push(`/assets/${'/'.repeat(k)}index-abc123.js`);
+    for (const path of spellings) {
+      for (const headers of [{ accept: '*/*' }, page.headers]) {
+        const res = await app.request(path, { headers });
+        expect(res.status, `${path} ${headers.accept}`).toBe(404);
+        expect(await res.json()).toEqual({ error: { code: 'not_found' } });
+      }
+    }
+    expect((await app.request('/assets/index-abc123.js')).status).toBe(200);
+    expect((await app.request('/assets/index-abc123.css')).status).toBe(200);
+    expect((await app.request('/assets/index-abc123.js')).status).toBe(200);
+    // At most one copy per real file, whatever was asked.
+    expect([...assetCache.keys()].sort()).toEqual(['/assets/index-abc123.css', '/assets/index-abc123.js']);
+  });
+
+  test('the UI forbids framing, inline scripts and referrers, and is never sniffed', async () => {
+    for (const [path, init] of [['/', page], ['/nodes', page], ['/assets/index-abc123.js', {}]] as const) {
+      const res = await app.request(path, init);
+      expect(res.status, path).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("default-src 'none'");
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/);
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("connect-src 'self'");
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+  });
+
   test('without a build, / says how to build it, in plain text', async () => {
     const bare = new Hono();
     bare.route('/', webUi(join(dir, 'missing')));
@@ -90,4 +134,23 @@ test('in the real app, the API keeps its routes and its JSON 404 around the UI',
   expect((await unknown.json()).error.code).toBe('not_found');
   const root = await real.request('/', page);
   expect([200, 503]).toContain(root.status); // 503: dist/web not built in this checkout
+});
+
+test('the API reference runs no inline script, under a policy of its own that forbids framing', async () => {
+  const real = createApp({ logger: createLogger('silent') } as unknown as ApiDeps);
+  const docs = await real.request('/docs');
+  const html = await docs.text();
+  expect(html).not.toMatch(/<script>/);
+  for (const src of html.matchAll(/<script src="([^"]+)"/g)) {
+    const script = await real.request(src[1]!);
+    expect(script.status, src[1]).toBe(200);
+    expect(script.headers.get('content-type'), src[1]).toMatch(/^text\/javascript/);
+  }
+  expect(await (await real.request('/docs/assets/docs-init.js')).text()).toContain('SwaggerUIBundle');
+  const csp = docs.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(docs.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
 });
