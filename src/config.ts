@@ -79,7 +79,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     simulatedNodesJson: env.LEASEHOLD_SIMULATED_NODES?.trim() || null,
     simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
     ironic: driver === 'ironic' ? ironicConfig(env) : null,
-    adminToken: env.LEASEHOLD_ADMIN_TOKEN?.trim() || null,
+    adminToken: adminToken(env.LEASEHOLD_ADMIN_TOKEN?.trim() || null),
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     reconcileIntervalMs: durationVar(env, 'LEASEHOLD_RECONCILE_INTERVAL', '30s'),
     policyFile: env.LEASEHOLD_POLICY_FILE?.trim() || null,
@@ -120,6 +120,25 @@ function ironicConfig(env: Env): IronicConfig {
   } else if (type === 'token') auth = { type, token: required('IRONIC_TOKEN').trim() };
   else throw configError('IRONIC_AUTH_TYPE', `must be "none", "http_basic" or "token", not ${JSON.stringify(type)}`);
   return { url, auth, timeoutMs: durationVar(env, 'IRONIC_TIMEOUT', '30s') };
+}
+
+/**
+ * The bootstrap admin token an operator chose: the admin's whole power, so no shorter than 32 characters (the
+ * random one is 46). Whitespace inside would not survive `Authorization: Bearer <token>`.
+ */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+function adminToken(value: string | null): string | null {
+  if (value === null) return null;
+  if (/\s/.test(value)) throw configError('LEASEHOLD_ADMIN_TOKEN', 'must not contain spaces or other whitespace');
+  if (value.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw configError(
+      'LEASEHOLD_ADMIN_TOKEN',
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it has ${value.length}): a short token can be guessed. ` +
+        'Unset it to have a random one made (saved to <data dir>/admin-token), or use e.g. `openssl rand -base64 32`',
+    );
+  }
+  return value;
 }
 
 function webhookUrl(value: string | null): string | null {

@@ -90,4 +90,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...ironic, IRONIC_TIMEOUT: 'soon' })).toThrow(/IRONIC_TIMEOUT/);
     expect(() => loadConfig({ ...ironic, IRONIC_TIMEOUT: '0s' })).toThrow(/IRONIC_TIMEOUT/);
   });
+
+  it('refuses an operator-chosen admin token shorter than 32 characters, saying how long it must be', () => {
+    expect(() => loadConfig({ LEASEHOLD_ADMIN_TOKEN: 'a' })).toThrow(/LEASEHOLD_ADMIN_TOKEN must be at least 32 characters \(it has 1\)/);
+    expect(() => loadConfig({ LEASEHOLD_ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(/LEASEHOLD_ADMIN_TOKEN/);
+    expect(() => loadConfig({ LEASEHOLD_ADMIN_TOKEN: `${'x'.repeat(20)} ${'y'.repeat(20)}` })).toThrow(/whitespace/);
+    expect(loadConfig({ LEASEHOLD_ADMIN_TOKEN: ` ${'x'.repeat(32)}\n` }).adminToken).toBe('x'.repeat(32));
+    expect(loadConfig({}).adminToken).toBeNull();
+    expect(loadConfig({ LEASEHOLD_ADMIN_TOKEN: '' }).adminToken).toBeNull();
+  });
 });
