@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Page } from '../store/store.js';
+import { safeName } from './schemas.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -12,7 +13,7 @@ export const PageQuery = {
     .max(MAX_LIMIT)
     .default(DEFAULT_LIMIT)
     .openapi({ description: `Items per page (1-${MAX_LIMIT}).`, example: DEFAULT_LIMIT }),
-  marker: z.string().min(1).optional().openapi({ description: 'The id of the last item of the previous page.' }),
+  marker: safeName().optional().openapi({ description: 'The id of the last item of the previous page.' }),
 };
 
 export const NextLink = z

@@ -1,10 +1,79 @@
 import { z } from '@hono/zod-openapi';
+import { durationProblem, formatDuration, MAX_DURATION_MS, MAX_DURATION_TEXT } from '../domain/duration.js';
+import { EXPRESSION_LIMITS } from '../domain/expression/parser.js';
 import { PROJECT_ROLES, Role } from '../domain/identity.js';
+import { isAcceptedInstant } from '../domain/time-bounds.js';
 
 /** Response and shared request schemas: the public contract as served in /openapi.json. */
 
 const Timestamp = z.string().openapi({ format: 'date-time', example: '2030-01-01T00:00:00.000Z' });
 const Uuid = z.string().openapi({ format: 'uuid' });
+
+/*
+ * Request building blocks: every field a client sends goes through one of these, so the same bounds hold in
+ * every route and show in /openapi.json (maxLength, pattern). A NUL byte reached PostgreSQL and answered 500;
+ * durations and times past every range did the same (issue 11). Validation refuses them first, with a 400 naming
+ * the field; src/store/db-errors.ts maps PostgreSQL's data exceptions to 400 as a backstop only.
+ */
+
+/** Bounds on text fields: a name, id or filter value, and free text such as a description. */
+export const TEXT_LIMITS = { name: 255, description: 1000 } as const;
+
+/** No control characters (U+0000-U+001F, U+007F-U+009F) and no unpaired UTF-16 surrogates. */
+const PRINTABLE = /^[^\p{Cc}\p{Cs}]*$/u;
+/** The same, but tab, line feed and carriage return are allowed (descriptions, expressions). */
+const PRINTABLE_LINES = /^[^\p{Cs}\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$/u;
+const NOT_PRINTABLE = 'control characters (such as NUL) and unpaired surrogates are not allowed';
+
+/**
+ * A name, id or filter value: 1 to `max` characters, printable (no control characters, no lone surrogates);
+ * `trim` strips surrounding white space first (a name typed by a person).
+ */
+export function safeName(max: number = TEXT_LIMITS.name, options: { readonly trim?: boolean } = {}) {
+  return (options.trim ? z.string().trim() : z.string()).min(1).max(max).regex(PRINTABLE, NOT_PRINTABLE);
+}
+
+/** Free text (a description): up to `max` characters; tabs and line breaks allowed, other control characters not. */
+export function safeText(max: number = TEXT_LIMITS.description) {
+  return z.string().max(max).regex(PRINTABLE_LINES, NOT_PRINTABLE);
+}
+
+/**
+ * What names one of Leasehold's things in a path, a body or a filter: its uuid, or its name where it has one
+ * (projects, nodes). Checked here, before any lookup reaches SQL; each field says which it takes.
+ */
+export const IdOrName = safeName();
+
+/** An RFC 3339 time with its offset, from 1970-01-01 to the end of 9999. */
+export const TimeInput = z.iso
+  .datetime({ offset: true })
+  .refine((v) => isAcceptedInstant(Date.parse(v)), 'a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z')
+  .openapi({ format: 'date-time', example: '2030-01-01T00:00:00Z' });
+
+/** A duration, ISO 8601 ("P3D") or short ("3d"), at most 10 years. */
+export const DurationInput = z
+  .string()
+  .min(1)
+  .max(MAX_DURATION_TEXT)
+  .superRefine((value, ctx) => {
+    const problem = durationProblem(value);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} ${problem}` });
+  })
+  .openapi({
+    description: `ISO 8601 ("P5D") or short ("5d"); at most ${formatDuration(MAX_DURATION_MS)} (10 years).`,
+    example: 'P5D',
+  });
+
+/** A requirement expression: at most 4,096 characters and 64 levels of "(" and "not" (the parser checks depth). */
+export const ExpressionInput = z
+  .string()
+  .min(1)
+  .max(EXPRESSION_LIMITS.maxLength)
+  .regex(PRINTABLE_LINES, NOT_PRINTABLE)
+  .openapi({
+    description: `Requirement expression, e.g. \`memory >= 48GiB and gpus >= 1\`; at most ${EXPRESSION_LIMITS.maxLength} characters and ${EXPRESSION_LIMITS.maxDepth} levels of nesting.`,
+    example: 'memory >= 48GiB and gpus >= 1',
+  });
 
 export const ErrorSchema = z
   .object({
@@ -92,7 +161,7 @@ export const NodeSchema = z
   .openapi('Node');
 
 export const IdParam = z.object({
-  id: z.string().min(1).openapi({ param: { name: 'id', in: 'path' } }),
+  id: IdOrName.openapi({ param: { name: 'id', in: 'path' } }),
 });
 
 export function errorResponses(...statuses: number[]) {

@@ -48,6 +48,28 @@ const UNAVAILABLE_MESSAGES = [
 ];
 
 /**
+ * PostgreSQL's data exceptions (SQLSTATE class 22) and "statement too complex" (54001): a value no column or
+ * cast can hold — a NUL byte (22021), a non-uuid cast to uuid (22P02), an over-long string (22001), a number or
+ * time out of range (22003, 22008). The API's request schemas refuse all of these first (src/api/schemas.ts);
+ * this is the backstop that keeps one that slips through a 400 instead of a 500. PostgreSQL's own message is not
+ * passed on: it can quote the value.
+ */
+const DATA_EXCEPTIONS: Readonly<Record<string, string>> = {
+  '22001': 'a text value is too long',
+  '22003': 'a number is out of range',
+  '22007': 'a time is malformed',
+  '22008': 'a time is out of range',
+  '22021': 'a text value holds a character the database cannot store (such as NUL)',
+  '22P02': 'a value has the wrong form (such as an id that is not a uuid)',
+  '22P05': 'a text value holds a character the database cannot store',
+  '54001': 'the request is too complex',
+};
+
+function isDataException(code: unknown): code is string {
+  return typeof code === 'string' && (/^22[0-9A-Z]{3}$/.test(code) || code === '54001');
+}
+
+/**
  * Maps a database error to the domain's error hierarchy; anything it does not recognise is returned as is (a
  * bug, reported as internal). The message names the field and value, from the server's `detail`
  * ("Key (name)=(x) already exists.").
@@ -98,6 +120,13 @@ export function translateDbError(err: unknown): unknown {
       }
       return new LeaseConflictError('the requested time overlaps an existing lease on the same node', { cause: err });
     default:
+      if (isDataException(e.code)) {
+        const reason = DATA_EXCEPTIONS[e.code] ?? 'a value is not valid';
+        return new InvalidRequestError(`invalid request: ${reason} (SQLSTATE ${e.code})`, {
+          cause: err,
+          details: { sqlstate: e.code },
+        });
+      }
       return err;
   }
 }

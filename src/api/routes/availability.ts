@@ -14,11 +14,11 @@ import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeMatcher } from '../node-access.js';
 import { NextLink, PageQuery } from '../pagination.js';
-import { errorResponses, jsonResponse } from '../schemas.js';
+import { ExpressionInput, TimeInput, errorResponses, jsonResponse } from '../schemas.js';
 
 const DAY = 86_400_000;
 const DEFAULT_WINDOW_MS = 7 * DAY;
-const Time = z.iso.datetime({ offset: true });
+const Time = TimeInput;
 const Timestamp = z.string().openapi({ format: 'date-time', example: '2030-01-01T00:00:00.000Z' });
 
 const BusySchema = z
@@ -103,12 +103,7 @@ const getAvailability = createRoute({
       ...PageQuery,
       from: Time.optional().openapi({ description: 'Start of the window (RFC 3339). Default: now.' }),
       to: Time.optional().openapi({ description: 'End of the window, after from, at most 93 days later. Default: from + 7 days.' }),
-      where: z
-        .string()
-        .min(1)
-        .max(2000)
-        .optional()
-        .openapi({ description: 'Requirement expression the nodes must match (as GET /v1/offers?where=).', example: 'gpus >= 1' }),
+      where: ExpressionInput.optional().openapi({ description: 'Requirement expression the nodes must match (as GET /v1/offers?where=).', example: 'gpus >= 1' }),
     }),
   },
   responses: { 200: jsonResponse(AvailabilitySchema, 'A page of nodes with their availability'), ...errorResponses(400, 401) },

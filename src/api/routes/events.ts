@@ -2,10 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { errorResponses, jsonResponse } from '../schemas.js';
+import { IdOrName, TimeInput, errorResponses, jsonResponse, safeName } from '../schemas.js';
 import { eventJson } from '../serializers.js';
 
-const Time = z.iso.datetime({ offset: true });
+const Time = TimeInput;
 
 export const EventSchema = z
   .object({
@@ -32,10 +32,16 @@ const listEvents = createRoute({
   request: {
     query: z.object({
       ...PageQuery,
-      node_id: z.string().min(1).optional(),
-      lease_id: z.string().min(1).optional(),
-      project: z.string().min(1).optional(),
-      type: z.string().min(1).optional().openapi({ description: 'A type ("lease.created") or a prefix ("lease").' }),
+      // The events' marker is the last seq seen (a bigint): 18 digits at most, so it never overflows the column.
+      marker: z
+        .string()
+        .regex(/^\d{1,18}$/, 'the seq of the last event of the previous page')
+        .optional()
+        .openapi({ description: 'The seq of the last event of the previous page.' }),
+      node_id: IdOrName.optional(),
+      lease_id: IdOrName.optional(),
+      project: IdOrName.optional(),
+      type: safeName().optional().openapi({ description: 'A type ("lease.created") or a prefix ("lease").' }),
       since: Time.optional(),
       until: Time.optional(),
     }),

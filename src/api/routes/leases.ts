@@ -3,29 +3,31 @@ import { formatDuration, parseDuration } from '../../domain/duration.js';
 import { ForbiddenError, InvalidRequestError, LeaseConflictError, NotFoundError } from '../../domain/errors.js';
 import type { Principal, Project } from '../../domain/identity.js';
 import type { Lease } from '../../domain/leasing.js';
+import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import { canChangeLeasesOf, canSeeProject, isAdmin } from '../../domain/policy.js';
 import type { LeaseAsk } from '../../scheduler/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { leaseJson, type LeaseNames } from '../serializers.js';
 
-const Time = z.iso.datetime({ offset: true });
+/** A lease's start and end book time: within 10 years of now (checked against the clock in ask()). */
+const Time = TimeInput.openapi({ description: 'RFC 3339, within 10 years of now.' });
 const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
 
 const LeaseBody = z
   .object({
-    name: z.string().trim().min(1).max(100).optional(),
-    start: Time.optional().openapi({ description: 'Default: now. A future start is an advance reservation.' }),
+    name: safeName(100, { trim: true }).optional(),
+    start: Time.optional().openapi({ description: 'Default: now. A future start is an advance reservation. Within 10 years of now.' }),
     end: Time.optional(),
-    duration: z.string().min(1).optional().openapi({ description: 'Instead of end: ISO 8601 ("P3D") or short ("3d").' }),
-    nodes: z.array(z.string().min(1)).max(1000).optional().openapi({ description: 'Node uuids or names.' }),
+    duration: DurationInput.optional().openapi({ description: 'Instead of end: ISO 8601 ("P3D") or short ("3d"), at most P3653D (10 years).' }),
+    nodes: z.array(IdOrName).max(1000).optional().openapi({ description: 'Node uuids or names.' }),
     groups: z
       .array(
         z
           .object({
             count: z.number().int().min(1).max(1000),
-            where: z.string().min(1).max(2000).openapi({ example: 'memory >= 48GiB and gpus >= 1' }),
+            where: ExpressionInput,
           })
           .strict(),
       )
@@ -103,14 +105,10 @@ const listLeases = createRoute({
   request: {
     query: z.object({
       ...PageQuery,
-      project: z.string().min(1).optional().openapi({ description: 'The lessee project (id or name).' }),
+      project: IdOrName.optional().openapi({ description: 'The lessee project (id or name).' }),
       state: z.enum(STATES).optional(),
-      node_id: z.string().min(1).optional(),
-      owner: z
-        .string()
-        .min(1)
-        .optional()
-        .openapi({
+      node_id: IdOrName.optional(),
+      owner: IdOrName.optional().openapi({
           description:
             "Project id or name: only leases on nodes that project owns (the owner's \"who leases my nodes\"). " +
             'Only the operator may name another project; for anyone else that list is empty.',
@@ -164,6 +162,9 @@ export function leaseRoutes(deps: ApiDeps) {
   }
 
   function ask(body: z.infer<typeof LeaseBody>): LeaseAsk {
+    const now = deps.clock.now();
+    if (body.start) checkWithinHorizon(new Date(body.start), now, 'start');
+    if (body.end) checkWithinHorizon(new Date(body.end), now, 'end');
     return {
       start: body.start ? new Date(body.start) : undefined,
       end: body.end ? new Date(body.end) : undefined,
@@ -276,6 +277,7 @@ export function leaseRoutes(deps: ApiDeps) {
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can change a lease");
     const end = new Date(c.req.valid('json').end);
     const now = deps.clock.now();
+    checkWithinHorizon(end, now, 'end');
     if (end.getTime() <= Math.max(now.getTime(), lease.start.getTime())) {
       throw new InvalidRequestError('end must be after the start and in the future; to end the lease now, DELETE it', {
         details: { field: 'end' },

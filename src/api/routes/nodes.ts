@@ -4,24 +4,20 @@ import { canManageOwnedNode, canSetNodeOwner, canSyncInventory, nodeVisibility }
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesJson, nodesMatching } from '../node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { ExpressionInput, IdOrName, IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { nodeJson } from '../serializers.js';
 
 const NodeQuery = z.object({
   ...PageQuery,
-  owner: z.string().min(1).optional().openapi({ description: 'Owner project id or name.' }),
-  resource_class: z.string().min(1).optional(),
-  provision_state: z.string().min(1).optional(),
-  power_state: z.string().min(1).optional(),
+  owner: IdOrName.optional().openapi({ description: 'Owner project id or name.' }),
+  resource_class: safeName().optional(),
+  provision_state: safeName().optional(),
+  power_state: safeName().optional(),
   maintenance: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional(),
-  where: z
-    .string()
-    .min(1)
-    .optional()
-    .openapi({ description: 'Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups).' }),
+  where: ExpressionInput.optional().openapi({ description: 'Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups).' }),
 });
 
 const listNodes = createRoute({
@@ -58,10 +54,7 @@ const patchNode = createRoute({
     body: jsonBody(
       z
         .object({
-          owner: z
-            .string()
-            .min(1)
-            .nullable()
+          owner: IdOrName.nullable()
             .optional()
             .openapi({ description: 'Project id or name; stored in Ironic as the project id. null clears it. Operator only.' }),
           quarantined: z

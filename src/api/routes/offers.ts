@@ -5,16 +5,21 @@ import type { Principal } from '../../domain/identity.js';
 import type { Offer } from '../../domain/leasing.js';
 import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
 import { subtract, type Interval } from '../../domain/scheduling/interval.js';
+import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import type { OfferStatus } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { offerJson } from '../serializers.js';
 
-const Time = z.iso.datetime({ offset: true });
-const Duration = z.string().min(1).openapi({ description: 'ISO 8601 ("P5D") or short ("5d").', example: 'P5D' });
+const Time = TimeInput;
+const Duration = DurationInput;
+/** An offer's window is a booking: within 10 years of now. */
+const WindowTime = TimeInput.openapi({ description: 'RFC 3339, within 10 years of now.' });
 const STATUSES = ['scheduled', 'active', 'expired', 'withdrawn'] as const;
+/** Each is looked up one by one; a list longer than the projects of a large installation is a mistake. */
+const MAX_ALLOWED_PROJECTS = 1000;
 
 export const OfferSchema = z
   .object({
@@ -43,12 +48,16 @@ const createOffer = createRoute({
     body: jsonBody(
       z
         .object({
-          node_id: z.string().min(1).openapi({ description: 'Node uuid or name.' }),
-          start: Time.optional().openapi({ description: 'Default: now.' }),
-          end: Time.optional().openapi({ description: 'Default: open-ended.' }),
+          node_id: IdOrName.openapi({ description: 'Node uuid or name.' }),
+          start: WindowTime.optional().openapi({ description: 'Default: now. Within 10 years of now.' }),
+          end: WindowTime.optional().openapi({ description: 'Default: open-ended. Within 10 years of now.' }),
           max_lease_duration: Duration.optional(),
           min_lease_duration: Duration.optional(),
-          allowed_projects: z.array(z.string().min(1)).optional().openapi({ description: 'Project ids or names; default: every project.' }),
+          allowed_projects: z
+            .array(IdOrName)
+            .max(MAX_ALLOWED_PROJECTS)
+            .optional()
+            .openapi({ description: `Project ids or names (at most ${MAX_ALLOWED_PROJECTS}); default: every project.` }),
         })
         .strict(),
     ),
@@ -64,10 +73,10 @@ const listOffers = createRoute({
   request: {
     query: z.object({
       ...PageQuery,
-      node_id: z.string().min(1).optional(),
-      owner: z.string().min(1).optional().openapi({ description: 'Offering project id or name.' }),
+      node_id: IdOrName.optional(),
+      owner: IdOrName.optional().openapi({ description: 'Offering project id or name.' }),
       status: z.enum(STATUSES).optional(),
-      where: z.string().min(1).optional().openapi({ description: 'Requirement expression the node must match.' }),
+      where: ExpressionInput.optional().openapi({ description: 'Requirement expression the node must match.' }),
       from: Time.optional().openapi({ description: 'With to: offers in force overlapping [from, to).' }),
       to: Time.optional(),
       free_from: Time.optional(),
@@ -143,6 +152,8 @@ export function offerRoutes(deps: ApiDeps) {
     const now = deps.clock.now();
     const start = body.start ? new Date(body.start) : now;
     const end = body.end ? new Date(body.end) : null;
+    checkWithinHorizon(start, now, 'start');
+    if (end) checkWithinHorizon(end, now, 'end');
     if (end && end.getTime() <= Math.max(start.getTime(), now.getTime())) {
       throw new InvalidRequestError('end must be after start and in the future', { details: { field: 'end' } });
     }

@@ -6,7 +6,7 @@ import { canCreateProject, canDeleteProject, canSeeProject, canUpdateProject, is
 import type { ProjectPatch } from '../../store/store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, ProjectSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, IdParam, ProjectSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
 import { projectJson } from '../serializers.js';
 
 const Name = z
@@ -16,14 +16,17 @@ const Name = z
   .max(64)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-", starting with a letter or digit');
 
+/** More nodes than any one installation has; a bigger number is a typo (and overflowed the column: a 500). */
+const MAX_QUOTA_NODES = 1_000_000;
+
+const Description = safeText().optional();
+
 const QuotaPatch = z
   .object({
-    max_nodes: z.number().int().min(0).nullable().optional(),
-    max_lease_duration: z
-      .string()
-      .nullable()
+    max_nodes: z.number().int().min(0).max(MAX_QUOTA_NODES).nullable().optional(),
+    max_lease_duration: DurationInput.nullable()
       .optional()
-      .openapi({ description: 'ISO 8601 ("P5D") or short ("5d"); null removes the limit.' }),
+      .openapi({ description: 'ISO 8601 ("P5D") or short ("5d"), at most P3653D (10 years); null removes the limit.' }),
   })
   .strict();
 
@@ -32,7 +35,7 @@ const createProject = createRoute({
   path: '/v1/projects',
   tags: ['identity'],
   summary: 'Create a project (operator)',
-  request: { body: jsonBody(z.object({ name: Name, description: z.string().max(1000).optional() }).strict()) },
+  request: { body: jsonBody(z.object({ name: Name, description: Description }).strict()) },
   responses: { 201: jsonResponse(ProjectSchema, 'The new project'), ...errorResponses(400, 401, 403, 409) },
 });
 
@@ -65,7 +68,7 @@ const updateProject = createRoute({
   request: {
     params: IdParam,
     body: jsonBody(
-      z.object({ name: Name.optional(), description: z.string().max(1000).optional(), quota: QuotaPatch.optional() }).strict(),
+      z.object({ name: Name.optional(), description: Description, quota: QuotaPatch.optional() }).strict(),
     ),
   },
   responses: { 200: jsonResponse(ProjectSchema, 'The updated project'), ...errorResponses(400, 401, 403, 404, 409) },

@@ -3,21 +3,21 @@ import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain
 import { isUuid } from '../../domain/ids.js';
 import { Role, roleAtLeast, type ApiToken, type Principal } from '../../domain/identity.js';
 import { canManageTokensOf, isAdmin } from '../../domain/policy.js';
+import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import { issueToken } from '../../domain/tokens.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, NewTokenSchema, TokenSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { IdOrName, IdParam, NewTokenSchema, TimeInput, TokenSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
 import { tokenJson } from '../serializers.js';
 
 const NewToken = z
   .object({
-    user_id: z.string().min(1),
-    description: z.string().max(200).optional(),
-    expires_at: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .openapi({ description: 'RFC 3339; must be in the future. Omit for a token that does not expire.' }),
+    user_id: IdOrName,
+    description: safeText(200).optional(),
+    expires_at: TimeInput.optional().openapi({
+      description: 'RFC 3339; in the future, at most 10 years from now. Omit for a token that does not expire.',
+    }),
   })
   .strict();
 
@@ -37,7 +37,7 @@ const listTokens = createRoute({
   path: '/v1/tokens',
   tags: ['identity'],
   summary: 'List tokens you may manage (values are never shown again)',
-  request: { query: z.object({ ...PageQuery, user_id: z.string().min(1).optional() }) },
+  request: { query: z.object({ ...PageQuery, user_id: IdOrName.optional() }) },
   responses: {
     200: jsonResponse(z.object({ tokens: z.array(TokenSchema), next: NextLink }), 'A page of tokens'),
     ...errorResponses(400, 401, 404),
@@ -88,6 +88,7 @@ export function tokenRoutes(deps: ApiDeps) {
         details: { field: 'expires_at', now: now.toISOString() },
       });
     }
+    if (expiresAt) checkWithinHorizon(expiresAt, now, 'expires_at');
     const issued = issueToken();
     const token = await deps.store.createToken(
       {

@@ -5,7 +5,7 @@ import { canCreateUser, canDeleteUser, canSeeProject, isAdmin } from '../../doma
 import { createRouter, type ApiDeps } from '../context.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { IdOrName, IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { userJson } from '../serializers.js';
 
 const NewUser = z
@@ -16,10 +16,7 @@ const NewUser = z
       .min(1)
       .max(64)
       .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]*$/, 'letters, digits, ".", "_", "@" and "-", starting with a letter or digit'),
-    project_id: z
-      .string()
-      .min(1)
-      .nullable()
+    project_id: IdOrName.nullable()
       .optional()
       .openapi({ description: 'Project id or name; omit (or null) only for role admin.' }),
     role: RoleSchema,
@@ -40,7 +37,7 @@ const listUsers = createRoute({
   path: '/v1/users',
   tags: ['identity'],
   summary: "List users (all for the operator, your project's otherwise)",
-  request: { query: z.object({ ...PageQuery, project_id: z.string().min(1).optional() }) },
+  request: { query: z.object({ ...PageQuery, project_id: IdOrName.optional() }) },
   responses: {
     200: jsonResponse(z.object({ users: z.array(UserSchema), next: NextLink }), 'A page of users'),
     ...errorResponses(400, 401),

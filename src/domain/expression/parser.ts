@@ -1,5 +1,13 @@
+import { InvalidRequestError } from '../errors.js';
 import type { ComparisonOp, Expr, Literal } from './ast.js';
 import { SIZE_UNITS, expressionError, tokenize, type Token } from './lexer.js';
+
+/**
+ * Bounds on what a caller may make the parser (and the recursive checker and evaluator) chew on. A where= of
+ * ~3,000 nested parentheses overflowed the stack and answered 500 (issue 11). Real requirements are a line
+ * long and nest two or three levels; 4,096 characters and 64 levels of "(" or "not" leave room for generated ones.
+ */
+export const EXPRESSION_LIMITS = { maxLength: 4096, maxDepth: 64 } as const;
 
 /**
  * Grammar (lowest precedence first):
@@ -13,9 +21,23 @@ import { SIZE_UNITS, expressionError, tokenize, type Token } from './lexer.js';
  * and what was expected there.
  */
 export function parseExpression(source: string): Expr {
+  if (source.length > EXPRESSION_LIMITS.maxLength) {
+    // Not echoed back: the caret line would repeat the whole oversized text.
+    throw new InvalidRequestError(
+      `invalid expression at position ${EXPRESSION_LIMITS.maxLength + 1}: longer than ${EXPRESSION_LIMITS.maxLength} characters (${source.length})`,
+      { details: { position: EXPRESSION_LIMITS.maxLength + 1, reason: 'too long', max_length: EXPRESSION_LIMITS.maxLength } },
+    );
+  }
   if (source.trim() === '') throw expressionError(source, 1, 'expected an expression, got nothing');
   const tokens = tokenize(source);
   let at = 0;
+  /** How many "(" and "not" enclose the token being parsed: the recursion depth, bounded. */
+  let depth = 0;
+  const enter = (t: Token): void => {
+    if (++depth > EXPRESSION_LIMITS.maxDepth) {
+      throw expressionError(source, t.pos, `nested deeper than ${EXPRESSION_LIMITS.maxDepth} levels of "(" and "not"`);
+    }
+  };
   const peek = (): Token => tokens[at]!;
   const next = (): Token => tokens[at++]!;
   const isWord = (t: Token, word: string) => t.kind === 'ident' && t.text.toLowerCase() === word;
@@ -59,8 +81,10 @@ export function parseExpression(source: string): Expr {
 
   function parseUnary(): Expr {
     if (isWord(peek(), 'not')) {
-      next();
-      return { type: 'not', expr: parseUnary() };
+      enter(next());
+      const expr: Expr = { type: 'not', expr: parseUnary() };
+      depth--;
+      return expr;
     }
     return parsePrimary();
   }
@@ -68,9 +92,11 @@ export function parseExpression(source: string): Expr {
   function parsePrimary(): Expr {
     const t = next();
     if (t.kind === 'lparen') {
+      enter(t);
       const inner = parseOr();
       const close = next();
       if (close.kind !== 'rparen') fail(close, '")" or "and"/"or"');
+      depth--;
       return inner;
     }
     if (t.kind !== 'ident' || ['and', 'or'].includes(t.text.toLowerCase())) {

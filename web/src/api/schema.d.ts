@@ -351,7 +351,10 @@ export interface paths {
                         description?: string;
                         quota?: {
                             max_nodes?: number | null;
-                            /** @description ISO 8601 ("P5D") or short ("5d"); null removes the limit. */
+                            /**
+                             * @description ISO 8601 ("P5D") or short ("5d"), at most P3653D (10 years); null removes the limit.
+                             * @example P5D
+                             */
                             max_lease_duration?: string | null;
                         };
                     };
@@ -799,7 +802,8 @@ export interface paths {
                         description?: string;
                         /**
                          * Format: date-time
-                         * @description RFC 3339; must be in the future. Omit for a token that does not expire.
+                         * @description RFC 3339; in the future, at most 10 years from now. Omit for a token that does not expire.
+                         * @example 2030-01-01T00:00:00Z
                          */
                         expires_at?: string;
                     };
@@ -1778,25 +1782,27 @@ export interface paths {
                         node_id: string;
                         /**
                          * Format: date-time
-                         * @description Default: now.
+                         * @description Default: now. Within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
                          */
                         start?: string;
                         /**
                          * Format: date-time
-                         * @description Default: open-ended.
+                         * @description Default: open-ended. Within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
                          */
                         end?: string;
                         /**
-                         * @description ISO 8601 ("P5D") or short ("5d").
+                         * @description ISO 8601 ("P5D") or short ("5d"); at most P3653D (10 years).
                          * @example P5D
                          */
                         max_lease_duration?: string;
                         /**
-                         * @description ISO 8601 ("P5D") or short ("5d").
+                         * @description ISO 8601 ("P5D") or short ("5d"); at most P3653D (10 years).
                          * @example P5D
                          */
                         min_lease_duration?: string;
-                        /** @description Project ids or names; default: every project. */
+                        /** @description Project ids or names (at most 1000); default: every project. */
                         allowed_projects?: string[];
                     };
                 };
@@ -1993,18 +1999,29 @@ export interface paths {
                         name?: string;
                         /**
                          * Format: date-time
-                         * @description Default: now. A future start is an advance reservation.
+                         * @description Default: now. A future start is an advance reservation. Within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
                          */
                         start?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
+                         */
                         end?: string;
-                        /** @description Instead of end: ISO 8601 ("P3D") or short ("3d"). */
+                        /**
+                         * @description Instead of end: ISO 8601 ("P3D") or short ("3d"), at most P3653D (10 years).
+                         * @example P5D
+                         */
                         duration?: string;
                         /** @description Node uuids or names. */
                         nodes?: string[];
                         groups?: {
                             count: number;
-                            /** @example memory >= 48GiB and gpus >= 1 */
+                            /**
+                             * @description Requirement expression, e.g. `memory >= 48GiB and gpus >= 1`; at most 4096 characters and 64 levels of nesting.
+                             * @example memory >= 48GiB and gpus >= 1
+                             */
                             where: string;
                         }[];
                     };
@@ -2134,18 +2151,29 @@ export interface paths {
                         name?: string;
                         /**
                          * Format: date-time
-                         * @description Default: now. A future start is an advance reservation.
+                         * @description Default: now. A future start is an advance reservation. Within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
                          */
                         start?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
+                         */
                         end?: string;
-                        /** @description Instead of end: ISO 8601 ("P3D") or short ("3d"). */
+                        /**
+                         * @description Instead of end: ISO 8601 ("P3D") or short ("3d"), at most P3653D (10 years).
+                         * @example P5D
+                         */
                         duration?: string;
                         /** @description Node uuids or names. */
                         nodes?: string[];
                         groups?: {
                             count: number;
-                            /** @example memory >= 48GiB and gpus >= 1 */
+                            /**
+                             * @description Requirement expression, e.g. `memory >= 48GiB and gpus >= 1`; at most 4096 characters and 64 levels of nesting.
+                             * @example memory >= 48GiB and gpus >= 1
+                             */
                             where: string;
                         }[];
                     };
@@ -2332,7 +2360,11 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, within 10 years of now.
+                         * @example 2030-01-01T00:00:00Z
+                         */
                         end: string;
                     };
                 };
@@ -2480,7 +2512,7 @@ export interface paths {
                 query?: {
                     /** @description Items per page (1-1000). */
                     limit?: number;
-                    /** @description The id of the last item of the previous page. */
+                    /** @description The seq of the last event of the previous page. */
                     marker?: string;
                     node_id?: string;
                     lease_id?: string;
