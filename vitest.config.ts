@@ -57,7 +57,7 @@ export default defineConfig({
           hookTimeout: 120_000,
           // What a page shows follows the server by polling: wait for it as long as a locator would.
           expect: { poll: { timeout: 15_000, interval: 100 } },
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
         },
       },
       {
@@ -75,12 +75,27 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // test/faults: the database going away, replicas killed with SIGKILL (own PostgreSQL server, real
+          // Ironic, real server processes). Alone, after the Ironic suites: recovery times are asserted with
+          // margins for a busy machine, not for one shared with other suites.
+          name: 'faults',
+          include: ['test/faults/**/*.fault.ts'],
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'ironic-figures',
           include: ['test/ironic/figures.ironic.ts'],
           maxWorkers: 1,
           testTimeout: 300_000,
           hookTimeout: 600_000,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

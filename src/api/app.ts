@@ -52,7 +52,13 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.onError((err, c) => {
     const error = toLeaseholdError(err);
     const { status, body } = errorResponse(error);
-    if (status >= 500) (c.get('log') ?? deps.logger).error({ err }, 'request failed');
+    const log = c.get('log') ?? deps.logger;
+    if (status >= 500 && error.retryable) {
+      // A backend away (the database restarting, Ironic down) is an expected fault, not a bug: one line, no
+      // stack, and the client is told when to try again.
+      log.warn({ code: error.code, error: error.message }, 'request failed: backend unavailable');
+      c.header('retry-after', '1');
+    } else if (status >= 500) log.error({ err }, 'request failed');
     return c.json(body, status as 400);
   });
   app.notFound((c) => {
