@@ -7,7 +7,7 @@ const ADMIN = 'lh_browser-csp-admin-token-0123456789abcdef';
 
 /** What the page reported as blocked by its Content Security Policy (collected from the first script on). */
 async function violations(page: Page): Promise<string[]> {
-  return page.evaluate(() => (window as unknown as { __csp?: string[] }).__csp ?? []);
+  return page.evaluate(() => ((globalThis as { __csp?: string[] }).__csp ?? []));
 }
 
 /**
@@ -27,9 +27,9 @@ describe.skipIf(!avail.ok)('the pages under their Content Security Policy', () =
     context = await browser.newContext({ baseURL: lh.url, viewport: { width: 1280, height: 900 } });
     // Registered by the browser before any script of the page, and not subject to the page's policy.
     await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        const w = window as unknown as { __csp?: string[] };
-        (w.__csp ??= []).push(`${e.effectiveDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`);
+      const g = globalThis as any;
+      g.document.addEventListener('securitypolicyviolation', (e: any) => {
+        (g.__csp ??= []).push(`${e.effectiveDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`);
       });
     });
     page = await context.newPage();
@@ -66,7 +66,7 @@ describe.skipIf(!avail.ok)('the pages under their Content Security Policy', () =
       .toContain('Leasehold simulated serial console: gpu-1');
     // xterm.js lays out and colours its cells with <style> elements it adds: each must have been applied.
     const styles = await page.evaluate(() =>
-      [...document.querySelectorAll('.xterm style')].map((s) => (s as HTMLStyleElement).sheet !== null),
+      [...(globalThis as any).document.querySelectorAll('.xterm style')].map((s: any) => s.sheet !== null),
     );
     expect(styles.length).toBeGreaterThan(0);
     expect(styles.every(Boolean)).toBe(true);
