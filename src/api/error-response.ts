@@ -23,6 +23,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.NodeBusy]: 409,
   [ErrorCode.InvalidState]: 409,
   [ErrorCode.BackendUnavailable]: 503,
+  [ErrorCode.TooManyRequests]: 429,
   [ErrorCode.Internal]: 500,
 };
 

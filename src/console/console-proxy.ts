@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { authLimiter } from '../api/auth.js';
 import type { ApiDeps } from '../api/context.js';
 import { hashToken } from '../domain/tokens.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
@@ -57,7 +58,7 @@ export class ConsoleProxy {
     if (this.closing) return refuse(socket, 503, 'Service Unavailable');
     const consoleId = decodeURIComponent(match[1]!);
     const token = url.searchParams.get('token') ?? '';
-    this.wss.handleUpgrade(req, socket, head, (ws) => void this.open(ws, consoleId, token));
+    this.wss.handleUpgrade(req, socket, head, (ws) => void this.open(ws, consoleId, token, req.socket.remoteAddress ?? null));
   }
 
   /** Cuts this process's connections that use the console token `id` (it was just revoked). */
@@ -81,7 +82,7 @@ export class ConsoleProxy {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
-  private async open(ws: WebSocket, consoleId: string, token: string): Promise<void> {
+  private async open(ws: WebSocket, consoleId: string, token: string, client: string | null): Promise<void> {
     const log = this.deps.logger.child({ console: consoleId });
     ws.on('error', (err: Error) => log.warn({ err: err.message }, 'console connection error'));
     // Keystrokes that arrive while the token is looked up are handed to the session, not dropped.
@@ -89,8 +90,17 @@ export class ConsoleProxy {
     const keep = (data: RawData) => early.push(data);
     ws.on('message', keep);
     try {
+      // The REST API's limiter on unknown tokens (api/auth.ts): a client refused there is refused here (4429).
+      const limiter = authLimiter(this.deps);
+      const refusal = limiter.refusal(client);
+      if (refusal) {
+        log.info('console refused: too many unknown tokens from this address');
+        ws.close(closeCodeFor(refusal), closeReason(refusal.message));
+        return;
+      }
       const grant = token === '' ? null : await this.deps.store.consoles.findByHash(hashToken(token));
       if (!grant || grant.token.id !== consoleId) {
+        if (token !== '') limiter.failed(client);
         log.info('console refused: unknown token');
         ws.close(CloseCode.TokenRefused, closeReason('unknown console token (or not the token of this console)'));
         return;

@@ -16,6 +16,7 @@ export const ErrorCode = {
   NodeBusy: 'node_busy',
   InvalidState: 'invalid_state',
   BackendUnavailable: 'backend_unavailable',
+  TooManyRequests: 'too_many_requests',
   Internal: 'internal',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -119,6 +120,22 @@ export class InvalidStateError extends LeaseholdError {
 export class BackendUnavailableError extends LeaseholdError {
   readonly code = ErrorCode.BackendUnavailable;
   override readonly retryable = true;
+}
+
+/**
+ * The client sent too many unknown tokens lately and is not heard until `retryAfterSeconds` have passed (the
+ * answer's Retry-After). A client whose tokens are good is never refused this way.
+ */
+export class TooManyRequestsError extends LeaseholdError {
+  readonly code = ErrorCode.TooManyRequests;
+  override readonly retryable = true;
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(`too many unknown tokens from this address: try again in ${retryAfterSeconds} s`, {
+      details: { retry_after_seconds: retryAfterSeconds },
+    });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
 /** A bug or an unexpected failure; the message shown to clients is generic. */
