@@ -103,3 +103,17 @@ describe('the embedded store', () => {
     }
   });
 });
+
+describe('the first start', () => {
+  it('refuses an operator-chosen admin token shorter than 32 characters, saying so, and creates nothing', async () => {
+    const dataDir = join(await mkdtemp(join(tmpdir(), 'leasehold-short-')), 'data');
+    try {
+      await expect(startServerProcess({ LEASEHOLD_DATA_DIR: dataDir, LEASEHOLD_ADMIN_TOKEN: 'a' })).rejects.toThrow(
+        /exited with 1 before listening[\s\S]*LEASEHOLD_ADMIN_TOKEN must be at least 32 characters \(it has 1\)/,
+      );
+      await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(join(dataDir, '..'), { recursive: true, force: true });
+    }
+  });
+});
