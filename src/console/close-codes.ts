@@ -4,7 +4,8 @@ import { HTTP_STATUS } from '../api/error-response.js';
 /**
  * WebSocket close codes of the console (README, "Serial console"). Leasehold's own codes are 4000 + the HTTP
  * status the same refusal gets in the REST API (src/api/error-response.ts is the one mapping), plus 4410 for
- * access that ended while the connection was open, and 4502 for a console the node's side closed.
+ * access that ended while the connection was open, 4429 for a connection over the caps (ConsoleProxy), and 4502
+ * for a console the node's side closed.
  */
 export const CloseCode = {
   /** The client detached (or, from the server, a normal end). */
@@ -23,6 +24,8 @@ export const CloseCode = {
   InvalidState: 4409,
   /** Access ended while the connection was open: the lease ended, was shortened or cancelled. */
   AccessEnded: 4410,
+  /** Too many connections open at once with this console token, or for this user, on this server (HTTP's 429). */
+  TooManyConnections: 4429,
   /** The node's console closed the stream. */
   ConsoleClosed: 4502,
   /** The console could not be reached or did not come up in time (Ironic down, socat not listening). */

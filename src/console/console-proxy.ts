@@ -6,6 +6,7 @@ import type { ApiDeps } from '../api/context.js';
 import { hashToken } from '../domain/tokens.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
 import { ConsoleSession, type ConsoleSessionOptions } from './console-session.js';
+import { ConsoleWatch } from './console-watch.js';
 
 /** `/v1/consoles/{id}/stream`, possibly under the path prefix a reverse proxy publishes the server at. */
 const STREAM_PATH = /^(?:\/.*)?\/v1\/consoles\/([^/]+)\/stream\/?$/;
@@ -13,7 +14,18 @@ const STREAM_PATH = /^(?:\/.*)?\/v1\/consoles\/([^/]+)\/stream\/?$/;
 /** Keystroke frames are small; a bigger frame is a client error (ws closes with 1009). */
 const MAX_FRAME_BYTES = 64 * 1024;
 
-const DEFAULTS: ConsoleSessionOptions = { recheckMs: 1_000, enableTimeoutMs: 60_000, pollMs: 500 };
+export interface ConsoleProxyOptions extends ConsoleSessionOptions {
+  /** Connections open at once with one console token (one URL) on this server; the next is closed with 4429. */
+  readonly maxPerToken: number;
+  /** Connections open at once for one user (all its console tokens) on this server; the next is closed with 4429. */
+  readonly maxPerUser: number;
+}
+
+/**
+ * A console URL serves one terminal (a reconnect after a drop included); a user may watch many nodes at once
+ * (a cluster's bring-up). Ironic's socat serves one viewer at a time anyway: more connections only wait.
+ */
+const DEFAULTS: ConsoleProxyOptions = { recheckMs: 1_000, enableTimeoutMs: 60_000, pollMs: 500, maxPerToken: 4, maxPerUser: 32 };
 
 /** Anything that emits Node's http 'upgrade' event: the server @hono/node-server creates. */
 export interface UpgradeSource {
@@ -25,19 +37,22 @@ export interface UpgradeSource {
  * token=...`), each bridged to a node's console by a ConsoleSession. Every request that upgrades is taken here;
  * the token is read from the query and used for one hashed lookup, never logged (nor is the request's URL).
  * A bad token is refused after the upgrade, with a close code a browser can read (an HTTP error would reach a
- * browser's WebSocket as a bare "error").
+ * browser's WebSocket as a bare "error"); so is a connection over the caps per token and per user (4429). All
+ * open connections are re-checked together by one ConsoleWatch: their cost while idle is one query per second.
  */
 export class ConsoleProxy {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   private readonly sessions = new Set<ConsoleSession>();
-  private readonly options: ConsoleSessionOptions;
+  private readonly options: ConsoleProxyOptions;
+  private readonly watch: ConsoleWatch;
   private closing = false;
 
   constructor(
     private readonly deps: ApiDeps,
-    options: Partial<ConsoleSessionOptions> = {},
+    options: Partial<ConsoleProxyOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.watch = new ConsoleWatch(deps, this.options.recheckMs);
   }
 
   /** Takes the WebSocket upgrades of `server`. */
@@ -77,9 +92,27 @@ export class ConsoleProxy {
     this.closing = true;
     const sessions = [...this.sessions];
     for (const session of sessions) session.close(CloseCode.GoingAway, 'the server is shutting down');
+    this.watch.close();
     await Promise.race([Promise.all(sessions.map((s) => s.done)), new Promise((r) => setTimeout(r, 5_000).unref())]);
     for (const client of this.wss.clients) client.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  /** Why one more connection for this token and user is refused (a sentence), or null when it is within the caps. */
+  private overCap(tokenId: string, userId: string): string | null {
+    let withToken = 0;
+    let ofUser = 0;
+    for (const session of this.sessions) {
+      if (session.isClosed) continue;
+      if (session.tokenId === tokenId) withToken++;
+      if (session.userId === userId) ofUser++;
+    }
+    const { maxPerToken, maxPerUser } = this.options;
+    if (withToken >= maxPerToken) {
+      return `too many connections: this console URL already has ${withToken} open (at most ${maxPerToken}); close one first`;
+    }
+    if (ofUser >= maxPerUser) return `too many console connections: you already have ${ofUser} open (at most ${maxPerUser}); close one first`;
+    return null;
   }
 
   private async open(ws: WebSocket, consoleId: string, token: string, client: string | null): Promise<void> {
@@ -109,7 +142,13 @@ export class ConsoleProxy {
         ws.close(CloseCode.GoingAway, 'the server is shutting down');
         return;
       }
-      const session = new ConsoleSession(ws, grant, this.deps, this.options, log.child({ user: grant.principal.userName }));
+      const session = new ConsoleSession(ws, grant, this.deps, this.options, this.watch, log.child({ user: grant.principal.userName }));
+      const over = this.overCap(grant.token.id, grant.principal.userId);
+      if (over !== null) {
+        ws.off('message', keep);
+        session.close(CloseCode.TooManyConnections, over); // recorded as a refusal, like any other
+        return;
+      }
       ws.off('message', keep);
       for (const data of early) session.receive(data);
       this.sessions.add(session);

@@ -1,18 +1,22 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
 import type { ApiDeps } from '../api/context.js';
-import type { Timer } from '../domain/clock.js';
+import { nodeActionGuard } from '../api/node-action-guard.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Logger } from '../logger.js';
-import type { ConsoleGrant, ConsoleToken } from '../store/console-store.js';
+import type { ConsoleAccessState, ConsoleGrant, ConsoleToken } from '../store/console-store.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
-import { consoleAccess, type ConsoleAccess } from './console-access.js';
+import { consoleAccess, consoleStanding, type ConsoleStanding } from './console-access.js';
+import type { ConsoleWatch, WatchedConsole } from './console-watch.js';
 import { openConsole } from './open-console.js';
 
 export interface ConsoleSessionOptions {
-  /** How often an open connection re-reads its token and the lease table (revocations, shortened leases). */
+  /**
+   * How often the open connections re-read their tokens and the lease table (revocations and leases shortened or
+   * cancelled on another replica), all of a process's connections in one query (console-watch.ts). ≤ 2 s.
+   */
   readonly recheckMs: number;
   /** How long to wait for a console that had to be turned on (Ironic's socat console: 10–16 s). */
   readonly enableTimeoutMs: number;
@@ -32,24 +36,23 @@ type State = 'opening' | 'open' | 'closed';
 /**
  * One WebSocket connection to one node's serial console. The token was found by the proxy; this checks that it
  * is still good, decides access from the lease table (console-access.ts), turns the console on if needed, and
- * bridges bytes both ways. While open it guards access: a timer at the end of the lease that grants it (on the
- * injected clock) and a re-check every `recheckMs` for revoked tokens and leases shortened or cancelled. Whatever
- * ends it — client, guard, the node's console, shutdown — ends it once, with a close code (close-codes.ts) and an
- * audit event. The token's value is never logged: the proxy never hands it over.
+ * bridges bytes both ways; the turn-on is admitted by the user's access before every attempt, so it never reaches
+ * the node after the lease. While open, the process's ConsoleWatch guards access: a re-check at the end of the
+ * lease that grants it (on the injected clock) and every `recheckMs` for revoked tokens and leases shortened or
+ * cancelled, for all connections in one query. Whatever ends it — client, guard, the node's console, shutdown —
+ * ends it once, with a close code (close-codes.ts) and an audit event. The token's value is never logged: the
+ * proxy never hands it over.
  */
-export class ConsoleSession {
+export class ConsoleSession implements WatchedConsole {
   readonly tokenId: string;
   readonly nodeId: string;
+  readonly userId: string;
   private principal: Principal;
   private state: State = 'opening';
   private stream: Duplex | null = null;
   private pendingInput: Buffer[] = [];
   private pendingBytes = 0;
   private endAt: number | null = null;
-  private endTimer: Timer | null = null;
-  private recheckTimer: Timer | null = null;
-  private checking = false;
-  private checkAgain = false;
   private readonly abort = new AbortController();
   private connectedAt: Date | null = null;
   private nodeName: string;
@@ -64,10 +67,12 @@ export class ConsoleSession {
     grant: ConsoleGrant,
     private readonly deps: ApiDeps,
     private readonly options: ConsoleSessionOptions,
+    private readonly watch: ConsoleWatch,
     private readonly log: Logger,
   ) {
     this.tokenId = grant.token.id;
     this.nodeId = grant.token.node_id;
+    this.userId = grant.principal.userId;
     this.nodeName = grant.token.node_id;
     this.principal = grant.principal;
     ws.on('message', (data: RawData) => this.receive(data));
@@ -78,6 +83,11 @@ export class ConsoleSession {
 
   get isClosed(): boolean {
     return this.state === 'closed';
+  }
+
+  /** The end of the lease this connection's access follows (ms), for the watch. */
+  get followedEnd(): number | null {
+    return this.endAt;
   }
 
   /** Settles once the end of the session is in the audit log (shutdown waits for it before closing the store). */
@@ -92,8 +102,8 @@ export class ConsoleSession {
       const access = await consoleAccess(this.deps, this.principal, this.nodeId);
       if (this.isClosed) return;
       this.nodeName = access.node.name ?? access.node.id;
-      this.follow(access);
-      this.scheduleRecheck();
+      this.follow({ access: access.access, subject: access.subject, lease: access.lease, ownerProjectId: access.node.owner_project?.id ?? null });
+      this.watch.add(this);
       this.connectedAt = this.deps.clock.now();
       this.record([this.event('console.connected', { details: { as: access.access } })]);
       this.log.info({ node: this.nodeId, as: access.access }, 'console connected');
@@ -104,6 +114,11 @@ export class ConsoleSession {
         mayEnable: access.mayEnable,
         signal: this.abort.signal,
         onEnabling: () => this.notice(`the serial console of ${this.nodeName} is off: turning it on (Ironic can take 15 s or more)...`),
+        // Turning the console on can take 10-16 s and meet a locked node: every attempt asks the lease table again.
+        guard: nodeActionGuard(this.deps, this.principal, this.nodeId, access, {
+          allows: (subject) => this.deps.policy.allows('baremetal:node:get_console', subject),
+          refusal: () => new ForbiddenError('the policy (baremetal:node:get_console) no longer allows you to use the serial console'),
+        }),
       });
       if (this.isClosed) {
         stream.destroy();
@@ -113,6 +128,8 @@ export class ConsoleSession {
       this.deps.inventory.refreshNode(this.nodeId).catch(() => undefined); // shows console_enabled at once
     } catch (err) {
       if (this.isClosed) return; // the guard, the client or a shutdown ended it meanwhile
+      // Access ended while the console was being turned on: the same 4410 as for an open connection.
+      if (err instanceof NotFoundError && this.connectedAt !== null) return this.accessEnded(this.deps.clock.now());
       if (closeCodeFor(err) === CloseCode.Internal) this.log.error({ err }, 'console failed');
       this.close(closeCodeFor(err), err instanceof Error ? err.message : String(err));
     }
@@ -178,78 +195,39 @@ export class ConsoleSession {
    * the end of a lease), that is the reason to give. */
   private async streamEnded(): Promise<void> {
     if (this.isClosed) return;
-    await this.check();
+    await this.watch.check();
     this.close(CloseCode.ConsoleClosed, `the serial console of ${this.nodeName} closed the connection`);
   }
 
-  /** Arms the timer at the end of the lease that grants access, re-arming it when the lease's end moved. */
-  private follow(access: ConsoleAccess): void {
-    this.ownerProjectId = access.node.owner_project?.id ?? null;
+  /** Follows the lease that grants access: the watch re-checks at its end (again when the end moved). */
+  private follow(standing: ConsoleStanding): void {
+    this.ownerProjectId = standing.ownerProjectId;
     // Owners and operators keep access past a lease of theirs, but the policy may grant the console only through
-    // the lease: either way the timer just asks for a re-check at that instant.
-    const lease = access.subject.is_node_lessee ? access.lease : null;
+    // the lease: either way the end just asks for a re-check at that instant.
+    const lease = standing.subject.is_node_lessee ? standing.lease : null;
     this.leaseId = lease?.lease_id ?? null;
-    const endAt = lease ? lease.end.getTime() : null;
-    // An unchanged end keeps its timer; one that fired a hair early (timers are not exact) is armed again.
-    if (endAt === this.endAt && (endAt === null || this.endTimer !== null)) return;
-    this.endTimer?.cancel();
-    this.endTimer = null;
-    this.endAt = endAt;
-    if (endAt === null) return;
-    this.endTimer = this.deps.clock.setTimer(endAt - this.deps.clock.now().getTime(), () => {
-      this.endTimer = null;
-      this.requestCheck();
-    });
+    this.endAt = lease ? lease.end.getTime() : null;
+    // One that fired a hair early (timers are not exact) is armed again; an unchanged one is kept.
+    if (this.endAt !== null) this.watch.wakeAt(this.endAt);
   }
 
-  private scheduleRecheck(): void {
-    this.recheckTimer = this.deps.clock.setTimer(this.options.recheckMs, () => {
-      this.recheckTimer = null;
-      if (this.isClosed) return;
-      this.scheduleRecheck();
-      this.requestCheck();
-    });
-  }
-
-  /** Checks now, or right after the check under way (a check that read the time just before the end is not enough). */
-  private requestCheck(): void {
+  /** The watch's re-check: the token (revoked?) and access decided again from the lease table, at `now`. */
+  recheck(state: ConsoleAccessState | null, now: Date): void {
     if (this.isClosed) return;
-    if (this.checking) {
-      this.checkAgain = true;
-      return;
-    }
-    this.checking = true;
-    void (async () => {
-      try {
-        do {
-          this.checkAgain = false;
-          await this.check();
-        } while (this.checkAgain && !this.isClosed);
-      } finally {
-        this.checking = false;
-      }
-    })();
+    if (state === null || state.grant.token.revoked_at !== null) return this.close(CloseCode.TokenRefused, 'the console token was revoked');
+    this.principal = state.grant.principal;
+    const standing = consoleStanding(this.deps.policy, state);
+    if (standing === null) return this.accessEnded(now);
+    this.follow(standing);
   }
 
-  /** Re-reads the token (revoked?) and decides access again from the lease table, at this instant. */
-  private async check(): Promise<void> {
+  /**
+   * Access could not be confirmed (database unreachable). Past the known end of the lease that is the end; before
+   * it the connection stays and the next check (or the one at the end) decides.
+   */
+  recheckFailed(now: Date): void {
     if (this.isClosed) return;
-    const now = this.deps.clock.now();
-    try {
-      const grant = await this.deps.store.consoles.grant(this.tokenId);
-      if (this.isClosed) return;
-      if (!grant || grant.token.revoked_at !== null) return this.close(CloseCode.TokenRefused, 'the console token was revoked');
-      this.principal = grant.principal;
-      const access = await consoleAccess(this.deps, grant.principal, this.nodeId);
-      if (!this.isClosed) this.follow(access);
-    } catch (err) {
-      if (this.isClosed) return;
-      if (err instanceof NotFoundError || err instanceof ForbiddenError) return this.accessEnded(now);
-      // Access could not be confirmed (database unreachable). Past the known end of the lease that is the end;
-      // before it the connection stays and the next check (or the end timer) decides.
-      if (this.endAt !== null && now.getTime() >= this.endAt) return this.accessEnded(now);
-      this.log.warn({ err, node: this.nodeId }, 'console access re-check failed; trying again');
-    }
+    if (this.endAt !== null && now.getTime() >= this.endAt) this.accessEnded(now);
   }
 
   private accessEnded(now: Date): void {
@@ -272,9 +250,7 @@ export class ConsoleSession {
   private teardown(): void {
     this.state = 'closed';
     this.abort.abort(new Error('console closed'));
-    this.endTimer?.cancel();
-    this.recheckTimer?.cancel();
-    this.endTimer = this.recheckTimer = null;
+    this.watch.delete(this);
     this.stream?.destroy();
     this.pendingInput = [];
   }

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../domain/clock.js';
 import { BackendUnavailableError, ForbiddenError, isLeaseholdError, NodeBusyError } from '../domain/errors.js';
-import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import type { AccessGuard, HardwareDriver } from '../drivers/hardware-driver.js';
 
 export interface OpenConsoleOptions {
   readonly clock: Clock;
@@ -14,6 +14,11 @@ export interface OpenConsoleOptions {
   readonly signal: AbortSignal;
   /** Called once when the console had to be turned on, to tell the person waiting. */
   readonly onEnabling: () => void;
+  /**
+   * The caller's access, asked before every round (and by the driver before every attempt of the turn-on): the
+   * wait can outlast the lease, and nothing may reach the node after it. Its refusal ends the wait.
+   */
+  readonly guard?: AccessGuard;
 }
 
 /**
@@ -29,6 +34,7 @@ const REQUEST_AGAIN_MS = 20_000;
  * interface gives no address (Ironic's `fake`) never does. So a locked node (NodeBusyError) and an unreachable
  * console or Ironic (BackendUnavailableError) are tried again until the deadline, and then the last problem is
  * the answer (a BackendUnavailableError). Anything else — a console type Leasehold cannot bridge — is at once.
+ * Every round is admitted by the caller's guard first, and a refusal (access ended) is the answer at once.
  */
 export async function openConsole(driver: HardwareDriver, nodeId: string, options: OpenConsoleOptions): Promise<Duplex> {
   const { clock } = options;
@@ -38,6 +44,8 @@ export async function openConsole(driver: HardwareDriver, nodeId: string, option
   for (;;) {
     options.signal.throwIfAborted();
     try {
+      // Inside the try: a store that cannot confirm access (database down) sends nothing and is tried again.
+      await options.guard?.admit();
       const console = await driver.getConsole(nodeId);
       if (console.enabled && console.info !== null) return await driver.connectConsole(nodeId);
       const now = clock.now().getTime();
@@ -49,7 +57,7 @@ export async function openConsole(driver: HardwareDriver, nodeId: string, option
             'the serial console is off and the policy (baremetal:node:set_console_state) does not allow you to turn it on',
           );
         }
-        await driver.setConsoleEnabled(nodeId, true);
+        await driver.setConsoleEnabled(nodeId, true, { guard: options.guard });
         if (requestedAt === null) options.onEnabling();
         requestedAt = now;
         lastProblem = 'the console was asked to turn on and has not come up';

@@ -12,7 +12,13 @@ import type { Duplex } from 'node:stream';
  * - NotFoundError('node', id) for an unknown node,
  * - NodeBusyError while the node is locked by another operation (Ironic's 409 "node is locked"),
  * - InvalidStateError when the node's state does not allow the request (Ironic's 400/409 on a transition),
- * - BackendUnavailableError when the backend cannot be reached (Ironic down, 503).
+ * - BackendUnavailableError when the backend cannot be reached (Ironic down, 503),
+ * - whatever a call's AccessGuard refuses with (below).
+ *
+ * Calls made on a caller's behalf (REST power and boot device, the gateway, the console turn-on) carry an
+ * AccessGuard: the driver asks it before every attempt, so nothing a lessee sends reaches the hardware after its
+ * lease ended, whatever the retries (issue 11: a power-on sent in a lease's last 1.5 s used to run in Ironic
+ * 1.0–2.2 s after the end, retried on Ironic's 409 "node is locked").
  */
 
 /** Ironic provision states (the subset Leasehold meets). */
@@ -96,7 +102,28 @@ export interface ConsoleInfo {
   readonly info: { readonly type: string; readonly url: string } | null;
 }
 
-export interface ProvisionOptions {
+/**
+ * "May this caller still act on this node now?", asked by a driver before every attempt of a call made on a
+ * caller's behalf (src/api/node-action-guard.ts builds them). Owner and operator calls have no deadline.
+ */
+export interface AccessGuard {
+  /**
+   * Resolves when the caller may still act on the node at this instant; rejects with the error the caller gets
+   * for any request after its access ended (the REST API's and the gateway's 404; 403 when the policy changed).
+   * The first call may rely on the decision that admitted the request (taken moments before) and the deadline;
+   * every later call decides again from the store, never from a cached answer.
+   */
+  admit(): Promise<void>;
+  /** When the caller's access ends as last decided (its lease's end), or null (no end): no retry is scheduled past it. */
+  readonly deadline: Date | null;
+}
+
+/** What a call made on a caller's behalf carries. */
+export interface CallOptions {
+  readonly guard?: AccessGuard;
+}
+
+export interface ProvisionOptions extends CallOptions {
   /** Manual clean steps for `clean` (Ironic's `clean_steps`). */
   readonly cleanSteps?: readonly Readonly<Record<string, unknown>>[];
 }
@@ -112,11 +139,11 @@ export interface HardwareDriver {
   updateNode(id: string, update: NodeUpdate): Promise<DriverNode>;
 
   /** Starts a power change; returns once accepted (Ironic answers 202). The new state shows when done. */
-  setPowerState(id: string, target: PowerTarget): Promise<void>;
-  setBootDevice(id: string, device: BootDevice, persistent?: boolean): Promise<void>;
+  setPowerState(id: string, target: PowerTarget, call?: CallOptions): Promise<void>;
+  setBootDevice(id: string, device: BootDevice, persistent?: boolean, call?: CallOptions): Promise<void>;
   getBootDevice(id: string): Promise<{ readonly boot_device: BootDevice | null; readonly persistent: boolean }>;
 
-  setConsoleEnabled(id: string, enabled: boolean): Promise<void>;
+  setConsoleEnabled(id: string, enabled: boolean, call?: CallOptions): Promise<void>;
   getConsole(id: string): Promise<ConsoleInfo>;
   /** Opens a byte stream to the node's serial console (which must be enabled). */
   connectConsole(id: string): Promise<Duplex>;

@@ -1,22 +1,28 @@
 import { Hono, type Context } from 'hono';
 import { authenticateToken, clientAddress, tokenFromHeaders } from '../api/auth.js';
 import type { ApiDeps } from '../api/context.js';
-import { nodeForCaller } from '../api/node-access.js';
+import { nodeActionGuard, type NodeActionRule } from '../api/node-action-guard.js';
+import { nodeForCaller, type NodeInView } from '../api/node-access.js';
 import { ForbiddenError, NotFoundError, TooManyRequestsError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import { isAdmin, nodeSubject, nodeVisibility } from '../domain/policy.js';
+import type { AccessGuard } from '../drivers/hardware-driver.js';
 import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
 import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED_FIELDS } from './ironic-shapes.js';
 
-/** What the gateway needs of Ironic: a request sent with Leasehold's credentials, answered as Ironic answered. */
+/**
+ * What the gateway needs of Ironic: a request sent with Leasehold's credentials, answered as Ironic answered. A
+ * tenant's request about a node carries a guard, asked before every attempt (retries on Ironic's 409 "locked"
+ * included), so nothing a lessee sends reaches Ironic after its lease ended.
+ */
 export interface IronicForwarder {
   readonly url: string;
   forward(
     method: string,
     pathAndQuery: string,
-    options?: { readonly body?: string; readonly microversion?: string | null },
+    options?: { readonly body?: string; readonly microversion?: string | null; readonly guard?: AccessGuard },
   ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }>;
 }
 
@@ -120,14 +126,18 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
   }
 
   app.get('/v1/nodes/:ident', async (c) => {
-    const found = await nodeForCaller(deps, c.get('principal'), c.req.param('ident'));
-    if (!deps.policy.allows('baremetal:node:get', found.subject)) throw new NotFoundError('node', c.req.param('ident'));
-    const res = await backend().forward('GET', `/v1/nodes/${found.node.id}${queryOf(c)}`, { microversion: version(c) });
+    const ident = c.req.param('ident');
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
+    const rule = ruleOf(deps, ['baremetal:node:get'], () => new NotFoundError('node', ident));
+    if (!rule.allows(found.subject)) throw rule.refusal();
+    const guard = guardFor(deps, c.get('principal'), ident, found, rule);
+    const res = await backend().forward('GET', `/v1/nodes/${found.node.id}${queryOf(c)}`, { microversion: version(c), guard });
     return nodeReply(c, res, backend(), deps, found.subject);
   });
 
   app.patch('/v1/nodes/:ident', async (c) => {
-    const found = await nodeForCaller(deps, c.get('principal'), c.req.param('ident'));
+    const ident = c.req.param('ident');
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
     const text = await c.req.text();
     let ops: unknown;
     try {
@@ -136,32 +146,38 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
       return reply(c, 400, ironicError(400, 'The request body is not a valid JSON Patch document').body);
     }
     if (!Array.isArray(ops)) return reply(c, 400, ironicError(400, 'A JSON Patch document is a list of operations').body);
+    const names: NodeRuleName[] = [];
     for (const op of ops as Array<{ path?: unknown; value?: unknown }>) {
       const path = typeof op?.path === 'string' ? op.path : '';
       if (path.startsWith('/extra/leasehold_lease') && !found.subject.is_admin) {
         throw new ForbiddenError('extra/leasehold_lease is written by Leasehold only');
       }
-      const rule = patchRule(op ?? {});
-      if (!deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
+      const name = patchRule(op ?? {});
+      if (!deps.policy.allows(name, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${name}`);
+      names.push(name);
     }
-    const res = await backend().forward('PATCH', `/v1/nodes/${found.node.id}`, { body: text, microversion: version(c) });
+    const rule = ruleOf(deps, names, () => new ForbiddenError(`Access was denied to the following resource: ${names.join(', ')}`));
+    const guard = guardFor(deps, c.get('principal'), ident, found, rule);
+    const res = await backend().forward('PATCH', `/v1/nodes/${found.node.id}`, { body: text, microversion: version(c), guard });
     if (res.status < 300) void deps.inventory.refreshNode(found.node.id).catch(() => undefined);
     return nodeReply(c, res, backend(), deps, found.subject);
   });
 
   app.all('/v1/nodes/:ident/*', async (c) => {
     const ident = c.req.param('ident');
-    const sub = c.req.path.slice(c.req.path.indexOf(`/nodes/${ident}/`) + `/nodes/${ident}/`.length).replace(/\/$/, '');
+    const sub = subresourceOf(c.req.path);
     const rules = NODE_SUBRESOURCES.find(([pattern]) => pattern.test(sub))?.[1];
     const found = await nodeForCaller(deps, c.get('principal'), ident);
-    const rule = rules?.[c.req.method];
+    const name = rules?.[c.req.method];
     // The operator may use all of Ironic's node API through the gateway; projects only what has a rule.
-    if (!rule && !found.subject.is_admin) {
+    if (!name && !found.subject.is_admin) {
       throw new ForbiddenError(`${c.req.method} /v1/nodes/{node}/${sub} is not offered to projects through Leasehold's gateway`);
     }
-    if (rule && !deps.policy.allows(rule, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${rule}`);
+    const rule = ruleOf(deps, name ? [name] : [], () => new ForbiddenError(`Access was denied to the following resource: ${name}`));
+    if (!rule.allows(found.subject)) throw rule.refusal();
+    const guard = guardFor(deps, c.get('principal'), ident, found, rule);
     const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
-    const res = await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c) });
+    const res = await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c), guard });
     if (res.status < 300 && c.req.method !== 'GET') deps.inventory.followNode(found.node.id);
     return passThrough(c, res, backend());
   });
@@ -175,6 +191,26 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
   });
 
   return app;
+}
+
+/**
+ * The part of a node request's path after `/v1/nodes/{ident}/`, as sent (still percent-encoded), without a trailing
+ * slash. Taken by position, not by searching for the decoded ident: `/v1/nodes/%67pu-01/x` has the ident `gpu-01`,
+ * which the raw path does not contain (searching for it used to name `1/nodes/%67pu-01/x`).
+ */
+export function subresourceOf(path: string): string {
+  const match = /\/v1\/nodes\/[^/]+\/(.*)$/.exec(path);
+  return (match?.[1] ?? '').replace(/\/$/, '');
+}
+
+/** A node policy decision over one or more rules (all must allow), refused with `refusal`. */
+function ruleOf(deps: ApiDeps, names: readonly NodeRuleName[], refusal: () => Error): NodeActionRule {
+  return { allows: (subject) => names.every((name) => deps.policy.allows(name, subject)), refusal };
+}
+
+/** The guard a project's request carries to Ironic (api/node-action-guard.ts); the operator's needs none. */
+function guardFor(deps: ApiDeps, principal: Principal, ident: string, found: NodeInView, rule: NodeActionRule): AccessGuard | undefined {
+  return isAdmin(principal) ? undefined : nodeActionGuard(deps, principal, ident, found, rule);
 }
 
 async function listForProject(c: Ctx, deps: ApiDeps, ironic: IronicForwarder, principal: Principal, path: string): Promise<Response> {

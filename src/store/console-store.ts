@@ -1,5 +1,6 @@
 import type { Principal } from '../domain/identity.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
+import type { CurrentLease } from './leasing-store.js';
 
 /**
  * Serial console tokens: short-lived, for one node, stored as a SHA-256 hash (the value is shown once). A token
@@ -33,6 +34,15 @@ export interface ConsoleGrant {
   readonly principal: Principal;
 }
 
+/** What re-checking an open console connection needs: the token and its user now, the node, its current lease. */
+export interface ConsoleAccessState {
+  readonly grant: ConsoleGrant;
+  /** The token's node with its owning project resolved (null when none resolves); null when the node was removed. */
+  readonly node: { readonly owner_project_id: string | null } | null;
+  /** The lease granting access to the node at `now`, whoever holds it (LeasingStore.currentLeases' rule), or null. */
+  readonly lease: CurrentLease | null;
+}
+
 export interface ConsoleStore {
   /** Stores the token and its audit events in one transaction. */
   create(input: NewConsoleToken, events: readonly NewAuditEvent[], now: Date): Promise<ConsoleToken>;
@@ -42,8 +52,13 @@ export interface ConsoleStore {
    * decides, so it can say which). Null for an unknown hash.
    */
   findByHash(tokenHash: string): Promise<ConsoleGrant | null>;
-  /** The same, by id: what an open connection re-reads every second. */
+  /** The same, by id. */
   grant(id: string): Promise<ConsoleGrant | null>;
+  /**
+   * For each of these tokens (those of a process's open connections), what re-checking its access needs at `now`,
+   * in one query whatever their number. Unknown ids are absent from the answer.
+   */
+  accessStates(ids: readonly string[], now: Date): Promise<ReadonlyMap<string, ConsoleAccessState>>;
   /** Idempotent: revoking again keeps the first revocation time (and writes no second event). */
   revoke(id: string, events: readonly NewAuditEvent[], now: Date): Promise<ConsoleToken>;
 }

@@ -2,9 +2,10 @@ import type { Kysely, Selectable } from 'kysely';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
-import type { ConsoleGrant, ConsoleStore, ConsoleToken, NewConsoleToken } from './console-store.js';
+import type { ConsoleAccessState, ConsoleGrant, ConsoleStore, ConsoleToken, NewConsoleToken } from './console-store.js';
 import type { ConsoleTokensTable, Database } from './database.js';
 import { guarded as guard } from './db-errors.js';
+import { consoleAccessStates } from './queries/console-access-states.js';
 import { consoleGrant } from './queries/console-grant.js';
 import { insertEvents } from './queries/insert-events.js';
 
@@ -48,6 +49,12 @@ export class KyselyConsoleStore implements ConsoleStore {
   grant(id: string): Promise<ConsoleGrant | null> {
     if (!isUuid(id)) return Promise.resolve(null);
     return guard(() => consoleGrant(this.db, { id }));
+  }
+
+  accessStates(ids: readonly string[], now: Date): Promise<ReadonlyMap<string, ConsoleAccessState>> {
+    const valid = ids.filter(isUuid);
+    if (valid.length === 0) return Promise.resolve(new Map());
+    return guard(() => consoleAccessStates(this.db, valid, now));
   }
 
   revoke(id: string, events: readonly NewAuditEvent[], now: Date): Promise<ConsoleToken> {

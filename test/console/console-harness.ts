@@ -3,8 +3,8 @@ import { serve, type ServerType } from '@hono/node-server';
 import { WebSocket } from 'ws';
 import { createApp } from '../../src/api/app.js';
 import type { ApiDeps } from '../../src/api/context.js';
-import { ConsoleProxy } from '../../src/console/console-proxy.js';
-import type { ConsoleSessionOptions } from '../../src/console/console-session.js';
+import { ConsoleProxy, type ConsoleProxyOptions } from '../../src/console/console-proxy.js';
+import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
 import { fromValue } from '../../src/domain/tokens.js';
@@ -43,7 +43,9 @@ export async function startConsoleServer(
   options: {
     nodes?: SimulatedNodeSpec[];
     tokenTtlMs?: number;
-    session?: Partial<ConsoleSessionOptions>;
+    session?: Partial<ConsoleProxyOptions>;
+    /** What the API and the proxy use as the driver, around the simulated one (`driver` stays the simulated one). */
+    wrapDriver?: (driver: SimulatedDriver) => HardwareDriver;
     publicUrl?: string;
     /** Where the JSON log lines go (debug level); none: silent. */
     logTo?: NodeJS.WritableStream;
@@ -62,7 +64,16 @@ export async function startConsoleServer(
   const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 3_600_000 });
   await inventory.syncAll();
   const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const deps: ApiDeps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, policy: NodePolicy.defaults() };
+  const deps: ApiDeps = {
+    store,
+    driver: options.wrapDriver ? options.wrapDriver(driver) : driver,
+    inventory,
+    clock,
+    logger,
+    planner,
+    cleaningGapMs: CLEANING_GAP_MS,
+    policy: NodePolicy.defaults(),
+  };
   const proxy = new ConsoleProxy(deps, options.session);
   const app = createApp({
     ...deps,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidStateError, NodeBusyError, NotFoundError } from '../../src/domain/errors.js';
-import type { DriverNode, HardwareDriver } from '../../src/drivers/hardware-driver.js';
+import type { AccessGuard, DriverNode, HardwareDriver } from '../../src/drivers/hardware-driver.js';
 
 /**
  * The behaviour every HardwareDriver shares, run on the simulated driver now and on the ironic driver (against
@@ -208,6 +208,35 @@ export function describeDriverContract(name: string, setup: DriverContractSetup)
       await retryBusy(() => driver.setPowerState(gpu, 'rebooting'));
       const node = await inPower(gpu, 'power on');
       expect(node.last_error).toBeNull();
+    });
+
+    it("asks a caller's guard before acting on its behalf, and sends nothing when it refuses", async () => {
+      const ended = new NotFoundError('node', 'contract-gpu-1');
+      let asked = 0;
+      const refusing: AccessGuard = {
+        deadline: null,
+        admit: async () => {
+          asked++;
+          throw ended;
+        },
+      };
+      const calls: Array<() => Promise<void>> = [
+        () => driver.setPowerState(gpu, 'power on', { guard: refusing }),
+        () => driver.setBootDevice(gpu, 'pxe', false, { guard: refusing }),
+        () => driver.setConsoleEnabled(gpu, true, { guard: refusing }),
+        () => driver.setProvisionState(gpu, 'manage', { guard: refusing }),
+      ];
+      for (const call of calls) await expect(call()).rejects.toBe(ended);
+      expect(asked).toBe(calls.length);
+      await pause(50);
+      const node = await driver.getNode(gpu);
+      expect(node).toMatchObject({ power_state: 'power off', provision_state: 'available', console_enabled: false, target_power_state: null });
+      // A guard that admits lets the call through.
+      let admitted = 0;
+      const admitting: AccessGuard = { deadline: null, admit: async () => void admitted++ };
+      await retryBusy(() => driver.setPowerState(gpu, 'power on', { guard: admitting }));
+      await inPower(gpu, 'power on');
+      expect(admitted).toBeGreaterThanOrEqual(1);
     });
 
     it('sets the boot device', async () => {

@@ -2,7 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ForbiddenError } from '../../domain/errors.js';
 import { BootDevice, PowerTarget } from '../../drivers/hardware-driver.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { nodeActionGuard, type NodeActionRule } from '../node-action-guard.js';
 import { nodeForCaller } from '../node-access.js';
+import type { NodeRuleName } from '../../domain/policy-rules/default-rules.js';
 import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import type { Principal } from '../../domain/identity.js';
 
@@ -46,6 +48,10 @@ const bootDevice = createRoute({
 /** Power and boot device for owners, operators and — only while their lease is active — lessees. */
 export function nodeActionRoutes(deps: ApiDeps) {
   const router = createRouter();
+  const ruleOf = (name: NodeRuleName, refusal: () => Error): NodeActionRule => ({
+    allows: (subject) => deps.policy.allows(name, subject),
+    refusal,
+  });
 
   /** Records who did what to which node and how it went, whatever happened (the audit log). */
   async function audited<T>(principal: Principal, nodeId: string, ownerProjectId: string | null, type: string, details: Record<string, unknown>, action: () => Promise<T>): Promise<T> {
@@ -63,14 +69,19 @@ export function nodeActionRoutes(deps: ApiDeps) {
 
   router.openapi(power, async (c) => {
     const principal = c.get('principal');
-    const { node, access, subject } = await nodeForCaller(deps, principal, c.req.valid('param').id);
-    if (!deps.policy.allows('baremetal:node:set_power_state', subject)) {
-      throw new ForbiddenError('the policy (baremetal:node:set_power_state) does not allow you to change power: readers cannot; a member can');
-    }
+    const ident = c.req.valid('param').id;
+    const found = await nodeForCaller(deps, principal, ident);
+    const { node, access } = found;
+    const rule = ruleOf('baremetal:node:set_power_state', () =>
+      new ForbiddenError('the policy (baremetal:node:set_power_state) does not allow you to change power: readers cannot; a member can'),
+    );
+    if (!rule.allows(found.subject)) throw rule.refusal();
     const { action } = c.req.valid('json');
     const target = POWER_TARGETS[action];
+    // Asked before every attempt the driver makes: a retry on Ironic's "locked" never reaches it after the lease.
+    const guard = nodeActionGuard(deps, principal, ident, found, rule);
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.power', { action, as: access }, () =>
-      deps.driver.setPowerState(node.id, target),
+      deps.driver.setPowerState(node.id, target, { guard }),
     );
     deps.inventory.followNode(node.id);
     c.get('log').info({ node: node.id, action }, 'power action');
@@ -79,15 +90,19 @@ export function nodeActionRoutes(deps: ApiDeps) {
 
   router.openapi(bootDevice, async (c) => {
     const principal = c.get('principal');
-    const { node, access, subject } = await nodeForCaller(deps, principal, c.req.valid('param').id);
-    if (!deps.policy.allows('baremetal:node:set_boot_device', subject)) {
-      throw new ForbiddenError(
+    const ident = c.req.valid('param').id;
+    const found = await nodeForCaller(deps, principal, ident);
+    const { node, access } = found;
+    const rule = ruleOf('baremetal:node:set_boot_device', () =>
+      new ForbiddenError(
         "the policy (baremetal:node:set_boot_device) does not allow you to set the boot device: the owner's managers and the lessee's members can",
-      );
-    }
+      ),
+    );
+    if (!rule.allows(found.subject)) throw rule.refusal();
     const { device, persistent = false } = c.req.valid('json');
+    const guard = nodeActionGuard(deps, principal, ident, found, rule);
     await audited(principal, node.id, node.owner_project?.id ?? null, 'node.boot_device', { device, persistent, as: access }, () =>
-      deps.driver.setBootDevice(node.id, device as BootDevice, persistent),
+      deps.driver.setBootDevice(node.id, device as BootDevice, persistent, { guard }),
     );
     return c.json({ node_id: node.id, boot_device: device, persistent }, 200);
   });

@@ -1,6 +1,7 @@
 import type { Clock } from '../../domain/clock.js';
 import { BackendUnavailableError, InvalidRequestError, LeaseholdError, isLeaseholdError } from '../../domain/errors.js';
 import type { Logger } from '../../logger.js';
+import type { AccessGuard } from '../hardware-driver.js';
 import { errorForStatus, faultstring, isNodeLocked } from './ironic-errors.js';
 import type { FailureContext } from './ironic-errors.js';
 import { VERSION_HEADER, chooseMicroversion, serverVersions } from './microversion.js';
@@ -42,6 +43,17 @@ export interface RequestOptions extends Omit<FailureContext, 'method' | 'path'> 
   readonly unversioned?: boolean;
   /** One attempt, no retries: a health probe must say "unreachable" at once, not after the backoff. */
   readonly once?: boolean;
+  /** A call on a caller's behalf: asked before every attempt, and no retry is scheduled past its deadline. */
+  readonly guard?: AccessGuard;
+}
+
+export interface ForwardOptions {
+  /** The raw body the tenant sent. */
+  readonly body?: string;
+  /** The microversion the tenant asked for (already capped by the caller); null sends none. */
+  readonly microversion?: string | null;
+  /** As in RequestOptions: the tenant's access, asked before every attempt. */
+  readonly guard?: AccessGuard;
 }
 
 export interface IronicResponse {
@@ -106,7 +118,7 @@ export class IronicClient {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const ctx: FailureContext = { method, path, nodeId: options.nodeId, transition: options.transition };
 
-    const { result, attempts } = await this.send(method, url, headers, body, path, options.once ? 1 : this.retry.attempts);
+    const { result, attempts } = await this.send(method, url, headers, body, path, options.once ? 1 : this.retry.attempts, options.guard);
     if (result.kind === 'response' && result.status < 400) {
       return { status: result.status, body: parseBody(result.text, ctx), headers: result.headers };
     }
@@ -124,18 +136,20 @@ export class IronicClient {
    * Sends a request on behalf of a tenant (the Ironic-compatible gateway, after its policy check) with Leasehold's
    * credentials, and returns Ironic's answer untouched — status, body text and headers — so the tenant's client
    * sees Ironic's shapes and errors. `microversion` is the one the client asked for (already capped by the caller);
-   * null sends none. Transient failures are retried like every other call; unreachable is BackendUnavailableError.
+   * null sends none. Transient failures are retried like every other call (each attempt admitted by the tenant's
+   * guard); unreachable is BackendUnavailableError.
    */
   async forward(
     method: string,
     pathAndQuery: string,
-    options: { readonly body?: string; readonly microversion?: string | null } = {},
+    options: ForwardOptions = {},
   ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }> {
     this.assertOpen();
     const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
     if (options.microversion) headers[VERSION_HEADER] = options.microversion;
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    const { result, attempts } = await this.send(method, this.baseUrl + pathAndQuery, headers, options.body, pathAndQuery.split('?')[0]!);
+    const path = pathAndQuery.split('?')[0]!;
+    const { result, attempts } = await this.send(method, this.baseUrl + pathAndQuery, headers, options.body, path, this.retry.attempts, options.guard);
     if (result.kind === 'network') {
       throw new BackendUnavailableError(`Ironic at ${this.baseUrl} is unreachable (${method} ${pathAndQuery}: ${result.reason})`, {
         details: { url: this.baseUrl, attempts },
@@ -144,22 +158,30 @@ export class IronicClient {
     return { status: result.status, text: result.text, headers: result.headers };
   }
 
-  /** One request with the retries every call gets: 409 node locked, 503 and connection errors, with backoff. */
+  /**
+   * One request with the retries every call gets: 409 node locked, 503 and connection errors, with backoff. A
+   * guarded call asks its guard before every attempt (a refusal is the caller's answer, and nothing is sent), and
+   * never waits past the guard's deadline: the wait is cut at the end of access, where the guard then refuses.
+   */
   private async send(
     method: string,
     url: string,
     headers: Record<string, string>,
     body: string | undefined,
     path: string,
-    maxAttempts = this.retry.attempts,
+    maxAttempts: number,
+    guard: AccessGuard | undefined,
   ): Promise<{ readonly result: Attempt; readonly attempts: number }> {
     for (let attempt = 1; ; attempt++) {
+      await guard?.admit();
       const result = await this.once(method, url, headers, body, path);
       if (result.kind === 'response' && result.status < 400) return { result, attempts: attempt };
       const fault = result.kind === 'response' ? faultstring(result.text) : null;
       const transient = result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
       if (!transient || attempt >= maxAttempts) return { result, attempts: attempt };
-      const delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
+      let delay = Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
+      const deadline = guard?.deadline ?? null;
+      if (deadline !== null) delay = Math.min(delay, Math.max(0, deadline.getTime() - this.clock.now().getTime()));
       this.logger.debug(
         { method, path, attempt, delayMs: delay, ...(result.kind === 'response' ? { status: result.status } : { error: result.reason }) },
         'ironic request will be retried',

@@ -2,9 +2,9 @@ import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BackendUnavailableError, InvalidRequestError, InvalidStateError } from '../../domain/errors.js';
 import { BootDevice, PowerTarget, ProvisionVerb } from '../hardware-driver.js';
-import type { ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions } from '../hardware-driver.js';
+import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions } from '../hardware-driver.js';
 import { IronicClient } from './ironic-client.js';
-import type { IronicClientOptions } from './ironic-client.js';
+import type { ForwardOptions, IronicClientOptions } from './ironic-client.js';
 import { NODE_FIELDS, toDriverNode } from './to-driver-node.js';
 
 export type { IronicAuth, IronicClientOptions as IronicDriverOptions, RetryPolicy } from './ironic-client.js';
@@ -40,7 +40,7 @@ export class IronicDriver implements HardwareDriver {
   }
 
   /** A tenant's request, after the gateway's policy check, sent with Leasehold's credentials (IronicClient.forward). */
-  forward(method: string, pathAndQuery: string, options: { readonly body?: string; readonly microversion?: string | null } = {}) {
+  forward(method: string, pathAndQuery: string, options: ForwardOptions = {}) {
     return this.client.forward(method, pathAndQuery, options);
   }
 
@@ -107,19 +107,20 @@ export class IronicDriver implements HardwareDriver {
     return toDriverNode(body);
   }
 
-  async setPowerState(id: string, target: PowerTarget): Promise<void> {
+  async setPowerState(id: string, target: PowerTarget, call: CallOptions = {}): Promise<void> {
     if (!POWER_TARGETS.includes(target)) {
       throw new InvalidRequestError(`invalid power target ${JSON.stringify(target)} (expected ${POWER_TARGETS.join(', ')})`);
     }
-    await this.client.request('PUT', `${nodePath(id)}/states/power`, { nodeId: id, transition: true, body: { target } });
+    await this.client.request('PUT', `${nodePath(id)}/states/power`, { nodeId: id, transition: true, body: { target }, guard: call.guard });
   }
 
-  async setBootDevice(id: string, device: BootDevice, persistent = false): Promise<void> {
+  async setBootDevice(id: string, device: BootDevice, persistent = false, call: CallOptions = {}): Promise<void> {
     if (!BOOT_DEVICES.includes(device)) throw new InvalidRequestError(`Invalid boot device ${device} specified.`);
     await this.client.request('PUT', `${nodePath(id)}/management/boot_device`, {
       nodeId: id,
       transition: true,
       body: { boot_device: device, persistent },
+      guard: call.guard,
     });
   }
 
@@ -133,8 +134,8 @@ export class IronicDriver implements HardwareDriver {
     };
   }
 
-  async setConsoleEnabled(id: string, enabled: boolean): Promise<void> {
-    await this.client.request('PUT', `${nodePath(id)}/states/console`, { nodeId: id, transition: true, body: { enabled } });
+  async setConsoleEnabled(id: string, enabled: boolean, call: CallOptions = {}): Promise<void> {
+    await this.client.request('PUT', `${nodePath(id)}/states/console`, { nodeId: id, transition: true, body: { enabled }, guard: call.guard });
   }
 
   async getConsole(id: string): Promise<ConsoleInfo> {
@@ -180,7 +181,7 @@ export class IronicDriver implements HardwareDriver {
     }
     const body: Record<string, unknown> = { target: verb };
     if (options.cleanSteps !== undefined) body.clean_steps = options.cleanSteps;
-    await this.client.request('PUT', `${nodePath(id)}/states/provision`, { nodeId: id, transition: true, body });
+    await this.client.request('PUT', `${nodePath(id)}/states/provision`, { nodeId: id, transition: true, body, guard: options.guard });
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@ import {
   NotFoundError,
 } from '../../domain/errors.js';
 import { BootDevice, PowerState, PowerTarget, ProvisionState, ProvisionVerb } from '../hardware-driver.js';
-import type { ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions } from '../hardware-driver.js';
+import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions } from '../hardware-driver.js';
 import type { BootKind } from './boot-output.js';
 import { ironicMessages } from './ironic-messages.js';
 import { validateInventory } from './parse-inventory.js';
@@ -127,8 +127,9 @@ export class SimulatedDriver implements HardwareDriver {
     return toDriverNode(node);
   }
 
-  async setPowerState(id: string, target: PowerTarget): Promise<void> {
+  async setPowerState(id: string, target: PowerTarget, call: CallOptions = {}): Promise<void> {
     await this.enter();
+    await call.guard?.admit(); // one attempt, admitted like every attempt of a real driver
     const node = this.find(id);
     if (!POWER_TARGETS.includes(target)) {
       throw new InvalidRequestError(`invalid power target ${JSON.stringify(target)} (expected ${POWER_TARGETS.join(', ')})`);
@@ -147,8 +148,9 @@ export class SimulatedDriver implements HardwareDriver {
     });
   }
 
-  async setBootDevice(id: string, device: BootDevice, persistent = false): Promise<void> {
+  async setBootDevice(id: string, device: BootDevice, persistent = false, call: CallOptions = {}): Promise<void> {
     await this.enter();
+    await call.guard?.admit();
     const node = this.find(id);
     if (!BOOT_DEVICES.includes(device)) throw new InvalidRequestError(`Invalid boot device ${device} specified.`);
     this.assertUnlocked(node);
@@ -172,8 +174,9 @@ export class SimulatedDriver implements HardwareDriver {
     return { boot_device: node.bootDevice, persistent: node.bootPersistent };
   }
 
-  async setConsoleEnabled(id: string, enabled: boolean): Promise<void> {
+  async setConsoleEnabled(id: string, enabled: boolean, call: CallOptions = {}): Promise<void> {
     await this.enter();
+    await call.guard?.admit();
     const node = this.find(id);
     this.assertUnlocked(node);
     if (node.console_enabled === enabled) return; // Ironic accepts and does nothing
@@ -205,6 +208,7 @@ export class SimulatedDriver implements HardwareDriver {
 
   async setProvisionState(id: string, verb: ProvisionVerb, options: ProvisionOptions = {}): Promise<void> {
     await this.enter();
+    await options.guard?.admit();
     const node = this.find(id);
     if (!VERBS.includes(verb)) {
       throw new InvalidRequestError(`invalid provision verb ${JSON.stringify(verb)} (expected ${VERBS.join(', ')})`);
