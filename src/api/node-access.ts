@@ -8,6 +8,7 @@ import { nodeAccess, nodeSubject, nodeVisibility, type NodeAccess } from '../dom
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import type { CurrentLease } from '../store/leasing-store.js';
 import type { ApiDeps } from './context.js';
+import { checkIdOrName } from './lookups.js';
 import { nodeJson } from './serializers.js';
 
 export interface NodeInView {
@@ -23,6 +24,7 @@ export interface NodeInView {
  * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404.
  */
 export async function nodeForCaller(deps: ApiDeps, principal: Principal, idOrName: string): Promise<NodeInView> {
+  checkIdOrName(idOrName, 'node');
   const now = deps.clock.now();
   const node = await deps.store.getNode(idOrName, nodeVisibility(principal, now));
   if (!node) throw new NotFoundError('node', idOrName);
@@ -59,9 +61,26 @@ export function nodeMatcher(source: string, nodes: readonly NodeView[]): (node: 
   }
 }
 
-/** The ids of the nodes a `where=` expression matches. */
-export async function nodesMatching(deps: ApiDeps, source: string): Promise<string[]> {
-  const nodes = await deps.store.allNodes();
+/**
+ * The nodes a caller may know of: every node for the operator; for a project, those it owns, leases now, or is
+ * offered. An expression's known facts come from these alone, so an unknown-fact answer never lists the facts of
+ * nodes the caller cannot see (issue 11).
+ */
+export async function nodesKnownTo(deps: ApiDeps, principal: Principal): Promise<readonly NodeView[]> {
+  const all = await deps.store.allNodes();
+  const visibility = nodeVisibility(principal, deps.clock.now());
+  if (visibility.kind === 'all') return all;
+  const [offered, leased] = await Promise.all([
+    deps.store.leasing.offeredNodeIds(visibility.projectId, visibility.now),
+    deps.store.leasing.leasedNodeIds(visibility.projectId, visibility.now),
+  ]);
+  const known = new Set([...offered, ...leased]);
+  return all.filter((n) => known.has(n.id) || n.owner_project?.id === visibility.projectId);
+}
+
+/** The ids of the nodes a `where=` expression matches, among those the caller may know of. */
+export async function nodesMatching(deps: ApiDeps, principal: Principal, source: string): Promise<string[]> {
+  const nodes = await nodesKnownTo(deps, principal);
   const matches = nodeMatcher(source, nodes);
   return nodes.filter(matches).map((n) => n.id);
 }

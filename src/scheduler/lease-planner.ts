@@ -1,5 +1,4 @@
 import type { Clock } from '../domain/clock.js';
-import { formatDuration } from '../domain/duration.js';
 import { InvalidRequestError, LeaseConflictError, LeaseUnavailableError, PolicyViolationError } from '../domain/errors.js';
 import { checkExpression, knownFacts } from '../domain/expression/check.js';
 import { evaluate } from '../domain/expression/evaluate.js';
@@ -8,7 +7,9 @@ import type { Project } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
 import type { Lease, Offer } from '../domain/leasing.js';
 import { assessNode, type AssessContext, type Held } from '../domain/scheduling/assess.js';
+import { extensionRefusal, latestEnd } from '../domain/scheduling/extension.js';
 import { earliestStart, explain, planWindow, type GroupSpec } from '../domain/scheduling/plan.js';
+import { checkQuota } from '../domain/scheduling/quota.js';
 import type { Store } from '../store/store.js';
 
 /** A lease request as the API received it (validated for shape, not yet for meaning). */
@@ -53,9 +54,14 @@ export class LeasePlanner {
     const now = this.clock.now().getTime();
     const { start, end } = this.window(ask, now);
     const duration = end - start;
-    checkQuota(project, ask, duration);
+    const requested = (ask.nodes?.length ?? 0) + (ask.groups ?? []).reduce((sum, g) => sum + g.count, 0);
+    // The same rule as create's final check in the store, so a quote never says yes where create says no.
+    const held = project.quota.max_nodes == null ? [] : await this.store.leasing.heldWindows(project.id, new Date(start), new Date(end));
+    checkQuota(project.quota, { projectName: project.name, window: { start, end }, nodes: requested, held });
 
-    const nodes = await this.store.allNodes();
+    // Only what the project may see: its own nodes and those offered to it. A refusal's counts ("9 match, 9
+    // allowed") and the facts an expression may name never reveal the rest of the inventory.
+    const nodes = await this.leasableNodes(project, new Date(now));
     const groups = this.groups(ask, nodes);
     const candidateIds = [...new Set(groups.flatMap((g) => ('node' in g ? [g.node] : nodes.filter((n) => matches(g, n))).map((n) => n.id)))];
     const from = Math.min(now, start);
@@ -90,8 +96,9 @@ export class LeasePlanner {
    */
   async checkExtension(project: Project, lease: Lease, end: Date): Promise<void> {
     const window = { start: lease.start.getTime(), end: end.getTime() };
-    checkQuota(project, { nodes: [] }, window.end - window.start);
     const ids = lease.allocations.filter((a) => a.state !== 'cancelled').map((a) => a.node_id);
+    const held = project.quota.max_nodes == null ? [] : await this.store.leasing.heldWindows(project.id, lease.start, end, lease.id);
+    checkQuota(project.quota, { projectName: project.name, window, nodes: ids.length, held });
     const found = await Promise.all(ids.map((id) => this.store.getNode(id, { kind: 'all' })));
     const nodes = found.filter((n): n is NodeView => n !== null);
     const now = this.clock.now().getTime();
@@ -104,12 +111,21 @@ export class LeasePlanner {
     for (const node of nodes) {
       const refusal = assessNode(node, window, ctx);
       if (refusal === null) continue;
-      const message = `cannot extend to ${end.toISOString()}: node ${node.name ?? node.id} is ${refusal.reason}`;
-      const details = { node_id: node.id, reason: refusal.reason, earliest_start: null };
+      const latest = Math.min(...nodes.map((n) => latestEnd(n, window.start, ctx)));
+      const message = extensionRefusal(node.name ?? node.id, end, refusal, latest);
+      const latestEndIso = Number.isFinite(latest) && latest > lease.end.getTime() ? new Date(latest).toISOString() : null;
+      const details = { node_id: node.id, reason: refusal.reason, latest_end: latestEndIso, earliest_start: null };
       if (refusal.kind === 'policy') throw new PolicyViolationError(message, { details });
       if (refusal.kind === 'busy') throw new LeaseConflictError(message, { details });
       throw new LeaseUnavailableError(message, { details });
     }
+  }
+
+  /** The nodes a project may lease or see in a refusal: those it owns, and those with an offer open to it. */
+  private async leasableNodes(project: Project, now: Date): Promise<NodeView[]> {
+    const [all, offered] = await Promise.all([this.store.allNodes(), this.store.leasing.offeredNodeIds(project.id, now)]);
+    const open = new Set(offered);
+    return all.filter((n) => n.owner_project?.id === project.id || open.has(n.id));
   }
 
   private window(ask: LeaseAsk, now: number): { start: number; end: number } {
@@ -167,23 +183,6 @@ export class LeasePlanner {
 
 function matches(group: GroupSpec, node: NodeView): boolean {
   return !('node' in group) && evaluate(group.expr, node);
-}
-
-function checkQuota(project: Project, ask: LeaseAsk, duration: number): void {
-  const max = project.quota.max_lease_duration_ms;
-  if (max != null && duration > max) {
-    throw new PolicyViolationError(
-      `project quota: a lease of ${project.name} may last at most ${formatDuration(max)}, not ${formatDuration(duration)}`,
-      { details: { rule: 'quota.max_lease_duration', max_lease_duration: formatDuration(max), earliest_start: null } },
-    );
-  }
-  const count = (ask.nodes?.length ?? 0) + (ask.groups ?? []).reduce((sum, g) => sum + g.count, 0);
-  const maxNodes = project.quota.max_nodes;
-  if (maxNodes != null && count > maxNodes) {
-    throw new PolicyViolationError(`project quota: ${project.name} may hold at most ${maxNodes} nodes at a time, not ${count}`, {
-      details: { rule: 'quota.max_nodes', max_nodes: maxNodes, requested: count, earliest_start: null },
-    });
-  }
 }
 
 function context(

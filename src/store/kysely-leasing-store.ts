@@ -3,6 +3,7 @@ import type { BookingDetail } from '../domain/availability.js';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { AuditEvent, Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
+import type { Interval } from '../domain/scheduling/interval.js';
 import type { Database } from './database.js';
 import { guarded as guard } from './db-errors.js';
 import { keysetPage } from './keyset-page.js';
@@ -19,6 +20,7 @@ import type {
 } from './leasing-store.js';
 import { availabilityBookings, type AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
+import { heldWindows } from './queries/held-windows.js';
 import { createLease } from './queries/create-lease.js';
 import { insertEvents } from './queries/insert-events.js';
 import { handedOver } from './queries/node-view-query.js';
@@ -191,9 +193,29 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null): Promise<Lease> {
     if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
-    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes));
+  }
+
+  offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
+    if (!isUuid(projectId)) return Promise.resolve([]);
+    return guard(async () => {
+      const rows = await this.db
+        .selectFrom('offers as o')
+        .select('o.node_id')
+        .distinct()
+        .where('o.withdrawn_at', 'is', null)
+        .where(sql<SqlBool>`(upper(o.period) is null or upper(o.period) > ${now}::timestamptz)`)
+        .where(sql<SqlBool>`(o.allowed_projects is null or ${projectId} = any(o.allowed_projects))`)
+        .execute();
+      return rows.map((r) => r.node_id);
+    });
+  }
+
+  heldWindows(projectId: string, from: Date, to: Date, exceptLeaseId?: string): Promise<readonly Interval[]> {
+    if (!isUuid(projectId) || (exceptLeaseId !== undefined && !isUuid(exceptLeaseId))) return Promise.resolve([]);
+    return guard(() => heldWindows(this.db, projectId, from, to, exceptLeaseId));
   }
 
   cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {

@@ -1,5 +1,6 @@
 import type { BookingDetail } from '../domain/availability.js';
 import type { AuditEvent, Lease, LeaseRequest, NewAuditEvent, Offer } from '../domain/leasing.js';
+import type { Interval } from '../domain/scheduling/interval.js';
 import type { AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import type { Page, PageRequest } from './store.js';
 
@@ -59,7 +60,7 @@ export interface NewLease {
   readonly request: LeaseRequest;
   readonly allocations: readonly { readonly node_id: string; readonly group_index: number }[];
   readonly cleaning_gap_ms: number;
-  /** Checked inside the transaction, under a per-project lock: nodes the project holds in overlapping leases. */
+  /** Checked inside the transaction, under a per-project lock: nodes held at a time (domain/scheduling/quota.ts). */
   readonly max_nodes: number | null;
 }
 
@@ -91,6 +92,11 @@ export interface LeasingStore {
   withdrawOffer(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Offer>;
   /** Offers in force (not withdrawn) overlapping [from, to), on the given nodes or all. */
   offersInForce(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Offer[]>;
+  /**
+   * Nodes with an offer open to `projectId` at or after `now` (not withdrawn, not over, allowing the project):
+   * with the nodes it owns, what a project may lease and be told about.
+   */
+  offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]>;
   /** Bookings whose blocked window overlaps [from, to), on the given nodes or all. */
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]>;
   /**
@@ -104,9 +110,15 @@ export interface LeasingStore {
   listLeases(filter: LeaseFilter, page: PageRequest): Promise<Page<Lease>>;
   /**
    * Moves a lease's end (extend, shorten, or end now): the allocations' windows, their cleaning gaps and the
-   * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease.
+   * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease;
+   * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time.
    */
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null): Promise<Lease>;
+  /**
+   * The windows of the allocations `projectId` holds overlapping [from, to), except one lease's: what the node
+   * quota counts (domain/scheduling/quota.ts).
+   */
+  heldWindows(projectId: string, from: Date, to: Date, exceptLeaseId?: string): Promise<readonly Interval[]>;
   /** Cancels a lease that has not started: it stops holding its nodes and its tasks are dropped. */
   cancelLease(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
   /**

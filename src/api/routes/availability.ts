@@ -9,10 +9,11 @@ import {
 } from '../../domain/availability.js';
 import { formatDuration } from '../../domain/duration.js';
 import { InvalidRequestError } from '../../domain/errors.js';
+import { isAcceptedInstant } from '../../domain/time-bounds.js';
 import type { NodeView } from '../../domain/inventory.js';
 import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
-import { nodeMatcher } from '../node-access.js';
+import { nodeMatcher, nodesKnownTo } from '../node-access.js';
 import { NextLink, PageQuery } from '../pagination.js';
 import { ExpressionInput, TimeInput, errorResponses, jsonResponse } from '../schemas.js';
 
@@ -127,6 +128,12 @@ export function availabilityRoutes(deps: ApiDeps) {
     const from = q.from === undefined ? now : Date.parse(q.from);
     const to = q.to === undefined ? from + DEFAULT_WINDOW_MS : Date.parse(q.to);
     if (to <= from) throw new InvalidRequestError('to must be after from', { details: { field: 'to' } });
+    if (!isAcceptedInstant(to)) {
+      // from=9999-12-31 and the default week would end in year 10000, which no timestamp column can be asked about.
+      throw new InvalidRequestError(`the window from ${iso(from)} ends after 9999-12-31; give an earlier from or a to`, {
+        details: { field: q.to === undefined ? 'from' : 'to' },
+      });
+    }
     if (to - from > MAX_AVAILABILITY_WINDOW_MS) {
       throw new InvalidRequestError(`the window from ${iso(from)} to ${iso(to)} is longer than 93 days; ask for less`, {
         details: { field: 'to', max_window: formatDuration(MAX_AVAILABILITY_WINDOW_MS) },
@@ -136,7 +143,7 @@ export function availabilityRoutes(deps: ApiDeps) {
 
     const nodes = await deps.store.allNodes();
     let matches: ((n: NodeView) => boolean) | null = null;
-    if (q.where !== undefined) matches = nodeMatcher(q.where, nodes);
+    if (q.where !== undefined) matches = nodeMatcher(q.where, isAdmin(principal) ? nodes : await nodesKnownTo(deps, principal));
 
     const window = { from: new Date(from), to: new Date(to) };
     const [offers, own] = await Promise.all([

@@ -283,17 +283,18 @@ export function leaseRoutes(deps: ApiDeps) {
         details: { field: 'end' },
       });
     }
-    if (end.getTime() > lease.end.getTime()) {
-      // An extension is a request for the extra time on the same nodes, under the same rules as a new lease.
-      const project = (await deps.store.findProject(lease.project_id))!;
-      await deps.planner.checkExtension(project, lease, end);
-    }
+    const extending = end.getTime() > lease.end.getTime();
+    const project = (await deps.store.findProject(lease.project_id))!;
+    // An extension is a request for the extra time on the same nodes, under the same rules as a new lease.
+    if (extending) await deps.planner.checkExtension(project, lease, end);
     const updated = await deps.store.leasing.changeLeaseEnd(
       lease.id,
       end,
       deps.cleaningGapMs,
       [{ type: end > lease.end ? 'lease.extended' : 'lease.shortened', actor: principal.userName, actor_user_id: principal.userId, lease_id: lease.id, project_id: lease.project_id, details: { from: lease.end.toISOString(), to: end.toISOString() } }],
       now,
+      // The node quota again, under the store's lock: a concurrent create or extension may have taken the room.
+      extending ? (project.quota.max_nodes ?? null) : null,
     );
     deps.engine?.wake();
     return c.json(leaseJson(updated, await names([updated])), 200);

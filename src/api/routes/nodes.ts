@@ -89,7 +89,7 @@ export function nodeRoutes(deps: ApiDeps) {
   router.openapi(listNodes, async (c) => {
     const { limit, marker, where, ...filter } = c.req.valid('query');
     const principal = c.get('principal');
-    const ids = where === undefined ? undefined : await nodesMatching(deps, where);
+    const ids = where === undefined ? undefined : await nodesMatching(deps, principal, where);
     const page = await deps.store.listNodes({ ...filter, ids }, nodeVisibility(principal, deps.clock.now()), { limit, marker });
     return c.json({ nodes: await nodesJson(deps, principal, page.items), next: nextLink(c.req.url, page) }, 200);
   });

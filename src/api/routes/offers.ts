@@ -181,7 +181,7 @@ export function offerRoutes(deps: ApiDeps) {
     let ownerId: string | undefined;
     if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? '00000000-0000-0000-0000-000000000000';
     let nodeIds: string[] | undefined;
-    if (q.where !== undefined) nodeIds = await nodesMatching(deps, q.where);
+    if (q.where !== undefined) nodeIds = await nodesMatching(deps, principal, q.where);
     if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) {
       throw new InvalidRequestError('to must be after from', { details: { field: 'to' } });
     }

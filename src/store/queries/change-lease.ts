@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
-import { lockNodes } from './create-lease.js';
+import { checkNodeQuotaLocked, lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
 
 const FINISHED = ['ended', 'cancelled', 'failed'];
@@ -12,7 +12,8 @@ const MOVABLE = ['reserved', 'starting', 'active'];
 
 /**
  * Moves a lease's end in one transaction: the lease, its allocations' windows and cleaning gaps (the exclusion
- * constraint refuses an extension into the next lease), the engine's pending end tasks, and the events.
+ * constraint refuses an extension into the next lease), the engine's pending end tasks, and the events. An
+ * extension is checked against the project's node quota (`maxNodes`) under the same lock as a new lease.
  */
 export async function changeLeaseEnd(
   db: Kysely<Database>,
@@ -21,13 +22,18 @@ export async function changeLeaseEnd(
   cleaningGapMs: number,
   events: readonly NewAuditEvent[],
   now: Date,
+  maxNodes: number | null = null,
 ): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!lease) throw new NotFoundError('lease', id);
     if (FINISHED.includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
-    const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).execute();
+    const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).execute();
     await lockNodes(trx, nodes.map((n) => n.node_id));
+    if (maxNodes !== null && end.getTime() > lease.end_at.getTime()) {
+      // An extension holds the nodes longer: it may now overlap the project's other leases (issue 11).
+      await checkNodeQuotaLocked(trx, lease.project_id, maxNodes, { start: lease.start_at, end }, nodes.length, id);
+    }
     const blockedUntil = new Date(end.getTime() + cleaningGapMs);
     const updated = await trx
       .updateTable('leases')

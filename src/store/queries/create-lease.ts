@@ -1,9 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { PolicyViolationError } from '../../domain/errors.js';
 import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
 import type { NewLease } from '../leasing-store.js';
+import { checkQuota } from '../../domain/scheduling/quota.js';
+import { heldWindows } from './held-windows.js';
 import { insertEvents } from './insert-events.js';
 
 /**
@@ -15,7 +16,7 @@ import { insertEvents } from './insert-events.js';
 export async function createLease(db: Kysely<Database>, input: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
     await lockNodes(trx, input.allocations.map((a) => a.node_id));
-    if (input.max_nodes !== null) await checkNodeQuota(trx, input);
+    if (input.max_nodes !== null) await checkNodeQuotaLocked(trx, input.project_id, input.max_nodes, input, input.allocations.length);
     const lease = await trx
       .insertInto('leases')
       .values({
@@ -74,21 +75,19 @@ export async function lockNodes(trx: Transaction<Database>, nodeIds: readonly st
     from unnest(${sorted}::text[]) with ordinality as t(id, n) order by n`.execute(trx);
 }
 
-async function checkNodeQuota(trx: Transaction<Database>, input: NewLease): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`leasehold.quota:${input.project_id}`})::bigint)`.execute(trx);
-  const row = await trx
-    .selectFrom('allocations as a')
-    .innerJoin('leases as l', 'l.id', 'a.lease_id')
-    .select((eb) => eb.fn.countAll<string>().as('held'))
-    .where('l.project_id', '=', input.project_id)
-    .where('a.holds', '=', true)
-    .where(sql<boolean>`a.period && tstzrange(${input.start}::timestamptz, ${input.end}::timestamptz, '[)')`)
-    .executeTakeFirstOrThrow();
-  const held = Number(row.held);
-  if (held + input.allocations.length > input.max_nodes!) {
-    throw new PolicyViolationError(
-      `project quota: at most ${input.max_nodes} nodes at a time; the project already holds ${held} in this window and asks for ${input.allocations.length} more`,
-      { details: { rule: 'quota.max_nodes', max_nodes: input.max_nodes, held, requested: input.allocations.length } },
-    );
-  }
+/**
+ * The node quota under a per-project advisory lock, so two concurrent changes (creates, extensions) cannot both
+ * squeeze under it: the same rule as the planner's (domain/scheduling/quota.ts), re-checked where it is final.
+ */
+export async function checkNodeQuotaLocked(
+  trx: Transaction<Database>,
+  projectId: string,
+  maxNodes: number,
+  window: { readonly start: Date; readonly end: Date },
+  nodes: number,
+  exceptLeaseId?: string,
+): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`leasehold.quota:${projectId}`})::bigint)`.execute(trx);
+  const held = await heldWindows(trx, projectId, window.start, window.end, exceptLeaseId);
+  checkQuota({ max_nodes: maxNodes }, { window: { start: window.start.getTime(), end: window.end.getTime() }, nodes, held });
 }
