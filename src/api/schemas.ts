@@ -19,11 +19,24 @@ const Uuid = z.string().openapi({ format: 'uuid' });
 /** Bounds on text fields: a name, id or filter value, and free text such as a description. */
 export const TEXT_LIMITS = { name: 255, description: 1000 } as const;
 
-/** No control characters (U+0000-U+001F, U+007F-U+009F) and no unpaired UTF-16 surrogates. */
-const PRINTABLE = /^[^\p{Cc}\p{Cs}]*$/u;
+/**
+ * No control characters (U+0000-U+001F, U+007F-U+009F) and no unpaired UTF-16 surrogates (a surrogate only as
+ * half of a pair). Written without the `u` flag and `\p{...}`, so the pattern in /openapi.json means the same to
+ * any JSON Schema validator (a flag does not survive into the document).
+ */
+const PRINTABLE = /^(?:[^\x00-\x1F\x7F-\x9F\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 /** The same, but tab, line feed and carriage return are allowed (descriptions, expressions). */
-const PRINTABLE_LINES = /^[^\p{Cs}\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$/u;
+const PRINTABLE_LINES = /^(?:[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 const NOT_PRINTABLE = 'control characters (such as NUL) and unpaired surrogates are not allowed';
+
+/**
+ * The same test as IdOrName, for what arrives outside a request schema (the /baremetal gateway's node ident):
+ * 1 to 255 characters (code points), printable.
+ */
+export function isIdOrName(value: string): boolean {
+  const length = [...value].length;
+  return length >= 1 && length <= TEXT_LIMITS.name && PRINTABLE.test(value);
+}
 
 /**
  * A name, id or filter value: 1 to `max` characters, printable (no control characters, no lone surrogates);

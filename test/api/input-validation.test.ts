@@ -113,6 +113,21 @@ describe('a NUL byte is a 400 naming the field, and nothing is written', () => {
   });
 });
 
+describe("the /baremetal gateway refuses a node ident with a NUL before looking it up, in Ironic's error shape", () => {
+  it.each(['GET', 'PATCH'])('%s /baremetal/v1/nodes/<NUL>', async (method) => {
+    const before = await dbSnapshot(t.store);
+    const res = await t.request(method, `/baremetal/v1/nodes/${q(NUL)}`, {
+      token: member,
+      ...(method === 'PATCH' ? { body: [{ op: 'replace', path: '/extra/x', value: 1 }] } : {}),
+    });
+    expect(res.status).toBe(400);
+    const fault = JSON.parse(res.body.error_message);
+    // Refused by the check, not by PostgreSQL's error mapped afterwards (that one names a SQLSTATE).
+    expect(fault.faultstring).toMatch(/cannot be a node uuid or name/);
+    expect(await dbSnapshot(t.store)).toEqual(before);
+  });
+});
+
 describe('durations and times past every sane range are a 400 naming the field, and nothing is written', () => {
   const cases: Case[] = [
     { method: 'POST', path: '/v1/offers', body: { node_id: 'gpu-02', max_lease_duration: '99999999999999999999d' }, field: 'max_lease_duration' },
@@ -132,6 +147,8 @@ describe('durations and times past every sane range are a 400 naming the field, 
     { method: 'POST', path: '/v1/tokens', body: { user_id: '{admin}', expires_at: '9999-12-31T00:00:00Z' }, field: 'expires_at' },
     { method: 'GET', path: '/v1/events?since=0001-01-01T00:00:00Z', field: 'since' },
     { method: 'GET', path: `/v1/availability?from=${q('9999-12-31T23:59:59-23:59')}`, field: 'from' },
+    // A valid from whose default week would end in year 10000.
+    { method: 'GET', path: `/v1/availability?from=${q('9999-12-31T00:00:00Z')}`, field: 'from' },
     { method: 'GET', path: '/v1/events?marker=99999999999999999999999', field: 'marker' },
   ];
   it.each(cases)('$method $path: a 400 naming $field', async (c) => {
@@ -194,6 +211,11 @@ describe('the bounds are in the OpenAPI document', () => {
     const param = (path: string, name: string) =>
       doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name).schema;
     expect(param('/v1/nodes', 'resource_class')).toMatchObject({ maxLength: 255, pattern: expect.any(String) });
+    // The published pattern works as a JSON Schema validator reads it (ECMA-262, with or without the u flag).
+    for (const flags of ['', 'u']) {
+      const pattern = new RegExp(param('/v1/nodes', 'resource_class').pattern, flags);
+      expect([pattern.test('baremetal.gpu'), pattern.test('x\u{1F600}'), pattern.test(NUL), pattern.test('x\ud800')]).toEqual([true, true, false, false]);
+    }
     expect(param('/v1/nodes', 'where')).toMatchObject({ maxLength: 4096 });
     expect(doc.paths['/v1/nodes/{id}'].get.parameters[0].schema).toMatchObject({ minLength: 1, maxLength: 255 });
     const offer = doc.paths['/v1/offers'].post.requestBody.content['application/json'].schema.properties;

@@ -48,11 +48,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The whole API in-process: in-memory PGlite, simulated hardware, a manual clock, the admin bootstrapped. */
-export async function startTestApp(nodes: SimulatedNodeSpec[] = testInventory()): Promise<TestApp> {
+/**
+ * The whole API in-process: in-memory PGlite, simulated hardware, a manual clock, the admin bootstrapped.
+ * `databaseUrl`: an empty PostgreSQL database instead of PGlite (test/support/postgres.ts makes one).
+ */
+export async function startTestApp(
+  nodes: SimulatedNodeSpec[] = testInventory(),
+  options: { readonly databaseUrl?: string } = {},
+): Promise<TestApp> {
   const clock = new ManualClock('2030-01-01T00:00:00Z');
   const logger = createLogger('silent');
-  const store = await openStore({ dataDir: 'memory://' });
+  const store = await openStore({ dataDir: 'memory://', databaseUrl: options.databaseUrl });
   const admin = fromValue(ADMIN_TOKEN);
   await store.bootstrapAdmin({ userName: 'admin', token: { token_hash: admin.hash, prefix: admin.prefix } }, clock.now());
   const driver = new SimulatedDriver({ nodes, clock, timings: { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 } });

@@ -1473,7 +1473,7 @@ export interface paths {
         put?: never;
         /**
          * Get a WebSocket URL to a node's serial console
-         * @description The operator, a member of the owning project, or a member of the project whose lease is active on the node right now (policy rule baremetal:node:get_console). Returns a URL with a short-lived token for this node only (LEASEHOLD_CONSOLE_TOKEN_TTL, default 10 minutes); it opens connections, nothing else. Access is decided again when a connection opens and every second while it is open: it is cut the moment the lease ends.
+         * @description The operator, a member of the owning project, or a member of the project whose lease is active on the node right now (policy rule baremetal:node:get_console). Returns a URL with a short-lived token for this node only (LEASEHOLD_CONSOLE_TOKEN_TTL, default 10 minutes); it opens connections (at most 4 at once per URL and 32 per user on one server), nothing else. Access is decided again when a connection opens, at the end of the lease and every second while it is open: it is cut the moment the lease ends.
          */
         post: {
             parameters: {
@@ -1648,7 +1648,7 @@ export interface paths {
         };
         /**
          * The WebSocket endpoint of a console (connect to the url from POST /v1/nodes/{id}/console)
-         * @description A WebSocket (Upgrade: websocket), authenticated by the `token` query parameter, not by an API token. Client → server: binary or text frames, bytes for the node's serial line. Server → client: binary frames with the node's output; text frames with Leasehold's notices. Close codes: 1000 detached, 1001 server stopping, 4401 token unknown/expired/revoked, 4403 not allowed by the policy, 4404 node not reachable by the token's user, 4409 console in a state that does not allow it, 4410 access ended (lease over), 4502 the node's console closed, 4503 console unreachable or not up in time, 1011 unexpected error. A plain HTTP request here is answered 426.
+         * @description A WebSocket (Upgrade: websocket), authenticated by the `token` query parameter, not by an API token. Client → server: binary or text frames, bytes for the node's serial line. Server → client: binary frames with the node's output; text frames with Leasehold's notices. Close codes: 1000 detached, 1001 server stopping, 4401 token unknown/expired/revoked, 4403 not allowed by the policy, 4404 node not reachable by the token's user, 4409 console in a state that does not allow it, 4410 access ended (lease over), 4429 too many connections open with this token (4) or for this user (32) on this server, 4502 the node's console closed, 4503 console unreachable or not up in time, 1011 unexpected error. A plain HTTP request here is answered 426.
          */
         get: {
             parameters: {
