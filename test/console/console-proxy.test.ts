@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createProjectUser } from '../support/test-app.js';
 import { connect, GPU, STORE, startConsoleServer, type ConsoleServer } from './console-harness.js';
+import { PROMPTLY_MS } from '../support/timing.js';
 
 const MINUTE = 60_000;
 
@@ -101,7 +102,7 @@ describe('the serial console during a lease', () => {
     const closed = await client.closed;
     expect(closed.code).toBe(4410);
     expect(closed.reason).toBe(`the lease ended at ${end}`);
-    expect(closed.at - before).toBeLessThan(1_000);
+    expect(closed.at - before).toBeLessThan(PROMPTLY_MS);
     // Afterwards the lessee cannot get a console for it at all.
     expect((await t.request('POST', '/v1/nodes/gpu-01/console', { token: lessee.token })).status).toBe(404);
   });

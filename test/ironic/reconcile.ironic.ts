@@ -17,13 +17,14 @@ import {
   type Api,
   type LeaseholdOnIronic,
 } from '../support/ironic-leasehold.js';
+import { PROMPTLY_MS } from '../support/timing.js';
 
 const avail = ironicAvailable();
 
 /** LEASEHOLD_RECONCILE_INTERVAL for this suite. */
 const RECONCILE_MS = 2_000;
-/** A repair is seen in Ironic within the interval plus this (one reconcile pass, one PATCH, our polling). */
-const REPAIR_SLACK_MS = 1_500;
+/** A repair is seen in Ironic within the interval plus this (one reconcile pass, one PATCH, our polling, a busy machine). */
+const REPAIR_SLACK_MS = PROMPTLY_MS;
 
 const NODES = [
   nodeSpec('drift-free', { memory_gib: 128, cpus: 32, local_gb: 960 }, { owner: 'infra-lab' }),
@@ -138,7 +139,7 @@ describe.skipIf(!avail.ok)('drift between Leasehold and a real Ironic', () => {
     figures.add('restart_listening_ms', 'restart → listening (embedded store, after SIGKILL)', restartMs, 'ms');
     figures.add('restart_lessee_cleared_ms', 'restarted and listening → lessee cleared in Ironic', cleared - listening, 'ms');
     figures.add('restart_available_s', 'restarted and listening → node cleaned and available', Math.round((available - listening) / 100) / 10, 's');
-    expect(cleared - listening).toBeLessThan(5_000);
+    expect(cleared - listening).toBeLessThan(RECONCILE_MS + PROMPTLY_MS);
 
     await until(async () => (await tenant.ok('GET', `/v1/leases/${lease.id}`)).state === 'ended', 20_000, 'the lease ended');
     const after = await tenant.ok('GET', `/v1/leases/${lease.id}`);

@@ -19,6 +19,7 @@ import {
   type LeaseholdOnIronic,
 } from '../support/ironic-leasehold.js';
 import { cli, cliJson } from '../support/processes.js';
+import { PROMPTLY_MS } from '../support/timing.js';
 
 const avail = ironicAvailable();
 
@@ -105,7 +106,7 @@ describe.skipIf(!avail.ok)('the seed workflow against a real Ironic', () => {
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toContain('offer allows at most P5D');
 
-    // 3. The request gets the best fits, starting now; Ironic shows the lessee on each node within a second.
+    // 3. The request gets the best fits, starting now; Ironic shows the lessee on each node at once (the speed: figures, bench).
     const lease = await cliJson(['lease', 'create', '--name', 'seed', ...NEED, '--for', '10m', '--wait', '--wait-timeout', '30s'], as.ada!.cliEnv);
     expect(lease.state).toBe('active');
     const picked = lease.allocations.map((a: { group: number; node_name: string }) => `${a.group}:${a.node_name}`).sort();
@@ -115,7 +116,7 @@ describe.skipIf(!avail.ok)('the seed workflow against a real Ironic', () => {
     const visible = await watch.waitForAll(leased, (n) => n.lessee === lease.project_id, { since: start - 1_000, timeoutMs: 10_000, what: 'with the lessee' });
     const startLag = visible.map((t) => t - start);
     figures.add('lessee_visible_after_start_ms', 'lease start → lessee visible in Ironic (4 nodes, 20 ms polling)', summarize(startLag), 'ms');
-    for (const lag of startLag) expect(lag).toBeLessThan(1_000);
+    for (const lag of startLag) expect(lag).toBeLessThan(PROMPTLY_MS);
     for (const name of LEASED) {
       const node = await ironic.getNode(uuid[name]!);
       expect(node).toMatchObject({ lessee: lease.project_id, owner: NODES.find((n) => n.name === name)!.owner });
@@ -153,7 +154,7 @@ describe.skipIf(!avail.ok)('the seed workflow against a real Ironic', () => {
     expect((await cli(['node', 'power', 'gpu-1', 'on'], as.gil!.cliEnv)).code).toBe(1);
     expect((await cliJson(['node', 'show', 'gpu-1'], as.pat!.cliEnv)).lease.id).toBe(lease.id);
 
-    // 5. The lease ends (early, by the lessee): access is gone at once, Ironic's lessee within a second.
+    // 5. The lease ends (early, by the lessee): access is gone at once, Ironic's lessee promptly after.
     const before = Object.fromEntries(leased.map((id) => [id, watch.latest(id)]));
     const ended = await cliJson(['lease', 'cancel', lease.id], as.ada!.cliEnv);
     const end = Date.parse(ended.end);
@@ -170,7 +171,7 @@ describe.skipIf(!avail.ok)('the seed workflow against a real Ironic', () => {
     });
     const endLag = cleared.map((t) => t - end);
     figures.add('lessee_cleared_after_end_ms', 'lease end → lessee cleared in Ironic (4 nodes, 20 ms polling)', summarize(endLag), 'ms');
-    for (const lag of endLag) expect(lag).toBeLessThan(1_000);
+    for (const lag of endLag) expect(lag).toBeLessThan(PROMPTLY_MS);
 
     // The engine powers off, cleans through Ironic, and the nodes are available again.
     const back = await Promise.all(
