@@ -1,8 +1,13 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { describe, expect, it } from 'vitest';
-import { readMigrations } from '../../src/store/migrate.js';
+import { migrate, readMigrations } from '../../src/store/migrate.js';
+import { MEMORY_DATA_DIR } from '../../src/store/open-pglite.js';
+import { PGliteDialect } from '../../src/store/pglite-dialect.js';
 import { openStore } from '../../src/store/open-store.js';
 import { defineStoreContract } from './store-contract.js';
 import { nodeRecord, T0 } from './contract/fixtures.js';
@@ -50,6 +55,30 @@ describe('PGlite store under concurrent calls', () => {
       expect(syncs.map((r) => r.added)).toEqual([2, 0, 0]);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('migration 0006 on a database from before it', () => {
+  it('lists existing tokens without showing part of a chosen admin token: a fingerprint for the bootstrap token, lh_ and 4 characters for the rest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'leasehold-migrations-'));
+    const pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist } });
+    try {
+      const all = await readMigrations();
+      for (const m of all.filter((m) => m.version <= 5)) await writeFile(join(dir, `${m.name}.sql`), m.sql);
+      const run = (fn: Parameters<Parameters<typeof migrate>[0]>[0]) => new PGliteDialect(pglite).runExclusive(fn);
+      await migrate(run as Parameters<typeof migrate>[0], { directory: pathToFileURL(`${dir}/`) });
+      await pglite.exec(`
+        insert into users (id, name, role, created_at) values ('00000000-0000-4000-8000-000000000001', 'admin', 'admin', now());
+        insert into api_tokens (user_id, token_hash, prefix, description, created_at) values
+          ('00000000-0000-4000-8000-000000000001', 'abcdef0123456789', 'my-admin-', 'bootstrap admin token', now()),
+          ('00000000-0000-4000-8000-000000000001', '0123456789abcdef', 'lh_AbCdEf', 'ci', now());`);
+      expect(await migrate(run as Parameters<typeof migrate>[0])).toEqual(all.filter((m) => m.version > 5).map((m) => m.name));
+      const rows = await pglite.query<{ prefix: string }>('select prefix from api_tokens order by description');
+      expect(rows.rows.map((r) => r.prefix)).toEqual(['sha256:abcdef01', 'lh_AbCd']);
+    } finally {
+      await pglite.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
