@@ -37,8 +37,12 @@ export interface ReconcileResult {
 }
 
 const LEADER_LEASE = 'reconciler';
-/** Longest a pass may hold the reconcile lock (one at 10k nodes takes about a second). */
-const PASS_LOCK_MS = 120_000;
+/**
+ * How long the reconcile lock lasts past its holder's last renewal; a pass renews it every third of this while it
+ * runs (one at 10k nodes takes about a second, a slow Ironic longer). A replica killed mid-pass is taken over
+ * within this (it was a fixed 120 s before issue 11).
+ */
+export const PASS_LOCK_MS = 15_000;
 /** First retry after a failed pass (the backend is down); doubles up to the interval. */
 const FIRST_RETRY_MS = 1_000;
 
@@ -112,14 +116,30 @@ export class Reconciler {
     const { store, clock } = this.options;
     const t0 = Date.now();
     // Held for the pass only: passes never overlap, yet any replica may run the next one, and a process that
-    // restarts after a crash reconciles at once. A holder that dies mid-pass is taken over after PASS_LOCK_MS.
+    // restarts after a crash reconciles at once. A holder that dies mid-pass is taken over within PASS_LOCK_MS.
     if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS))) {
       this.log.debug('another replica is reconciling');
       return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, ms: Date.now() - t0 };
     }
+    const lock: { timer: Timer | null; held: boolean; renewing: Promise<unknown> | null } = { timer: null, held: true, renewing: null };
+    const renew = () => {
+      lock.timer = clock.setTimer(PASS_LOCK_MS / 3, () => {
+        lock.renewing = store.tasks
+          .tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS)
+          .catch((err: unknown) => this.log.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not renew the reconcile lock'))
+          .finally(() => {
+            if (lock.held) renew();
+          });
+      });
+    };
+    renew();
     try {
       return await this.compareAndRepair(t0);
     } finally {
+      lock.held = false;
+      lock.timer?.cancel();
+      // A renewal still on its way would take the lock back after the drop below.
+      await lock.renewing;
       await store.tasks.dropLeaderLease(LEADER_LEASE, this.holder).catch((err: unknown) => this.log.warn({ err }, 'could not release the reconcile lock'));
     }
   }

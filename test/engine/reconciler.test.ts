@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Reconciler } from '../../src/engine/reconciler.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PASS_LOCK_MS, Reconciler } from '../../src/engine/reconciler.js';
 import type { ReconcilerOptions } from '../../src/engine/reconciler.js';
 import { HOUR, MINUTE, NODE_IDS, at, harness, nodeSpec, runUntil, silentLogger } from './helpers.js';
 import type { Harness } from './helpers.js';
@@ -126,14 +126,31 @@ describe('reconciliation with Ironic', () => {
   it('a pass is skipped while another replica is reconciling, and taken over if that replica died mid-pass', async () => {
     h = await harness();
     await h.sim.updateNode(N1, { lessee: 'someone-else' });
-    expect(await h.store.tasks.tryLeaderLease('reconciler', 'replica-that-died', h.clock.now(), 120_000)).toBe(true);
+    expect(await h.store.tasks.tryLeaderLease('reconciler', 'replica-that-died', h.clock.now(), PASS_LOCK_MS)).toBe(true);
     const r = reconciler();
     expect((await r.reconcile()).skipped).toBe('busy');
     expect((await h.sim.getNode(N1)).lessee).toBe('someone-else');
-    await h.clock.advance(121_000);
+    await h.clock.advance(PASS_LOCK_MS);
     expect((await r.reconcile()).skipped).toBeNull();
     expect((await h.sim.getNode(N1)).lessee).toBeNull();
     // Passes hand the lock back: the next one (from any replica) runs at once.
+    expect((await reconciler().reconcile()).skipped).toBeNull();
+  });
+
+  it('a slow pass keeps its lock for as long as it runs; another replica waits rather than repairing the same drift', async () => {
+    h = await harness();
+    await h.sim.updateNode(N1, { lessee: 'someone-else' });
+    let release: (() => void) | null = null;
+    h.spy.hook = (method) => (method === 'listNodes' ? new Promise<void>((resolve) => (release = resolve)) : undefined);
+    const slow = reconciler().reconcile();
+    await vi.waitFor(() => expect(release).not.toBeNull());
+    for (let s = 0; s < 4; s++) {
+      await h.clock.advance(PASS_LOCK_MS);
+      expect((await reconciler().reconcile()).skipped).toBe('busy');
+    }
+    h.spy.hook = null;
+    release!();
+    expect((await slow).skipped).toBeNull();
     expect((await reconciler().reconcile()).skipped).toBeNull();
   });
 
