@@ -17,14 +17,20 @@ afterEach(async () => {
 });
 const track = (h: Harness) => (opened.push(h), h);
 
+/** A lease on N1 from the first minute to the first hour, handed over, its node powered on by the lessee. */
+async function activeLeasePoweredOn(): Promise<{ h: Harness; lease: Lease }> {
+  const h = track(await harness());
+  const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
+  await h.clock.advanceTo(at(MINUTE));
+  await h.engine().runDue();
+  await h.sim.setPowerState(N1, 'power on');
+  await h.clock.advance(10);
+  return { h, lease };
+}
+
 describe('lease engine: crash safety', () => {
   it('a release cut off mid-way by a crash is finished by a fresh engine, each action done exactly once', async () => {
-    const h = track(await harness());
-    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
-    await h.clock.advanceTo(at(MINUTE));
-    await h.engine().runDue();
-    await h.sim.setPowerState(N1, 'power on');
-    await h.clock.advance(10);
+    const { h, lease } = await activeLeasePoweredOn();
     h.spy.calls.length = 0;
 
     // The first engine "crashes" on its way to the power off: its call never returns, its claim stays.
@@ -94,12 +100,7 @@ describe('lease engine: crash safety', () => {
 
 describe('lease engine: claims tied to a live worker', () => {
   it('a running engine keeps its claim through a slow step; frozen past its claim, it is taken over within the claim length and records nothing when it wakes', async () => {
-    const h = track(await harness());
-    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
-    await h.clock.advanceTo(at(MINUTE));
-    await h.engine().runDue();
-    await h.sim.setPowerState(N1, 'power on');
-    await h.clock.advance(10);
+    const { h, lease } = await activeLeasePoweredOn();
 
     // Engine a: its power-off call hangs (a slow Ironic), and its store calls can be frozen (SIGSTOP).
     const slow = new SpyDriver(h.spy.driver);
