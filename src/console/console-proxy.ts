@@ -143,7 +143,9 @@ export class ConsoleProxy {
         return;
       }
       const session = new ConsoleSession(ws, grant, this.deps, this.options, this.watch, log.child({ user: grant.principal.userName }));
-      const over = this.overCap(grant.token.id, grant.principal.userId);
+      // A token refused anyway (revoked, expired) is told so by the session; the caps count connections let in.
+      const usable = grant.token.revoked_at === null && grant.token.expires_at.getTime() > this.deps.clock.now().getTime();
+      const over = usable ? this.overCap(grant.token.id, grant.principal.userId) : null;
       if (over !== null) {
         ws.off('message', keep);
         session.close(CloseCode.TooManyConnections, over); // recorded as a refusal, like any other
