@@ -48,7 +48,7 @@ const UNAVAILABLE_MESSAGES = [
 ];
 
 /**
- * PostgreSQL's data exceptions (SQLSTATE class 22) and "statement too complex" (54001): a value no column or
+ * PostgreSQL's data exceptions of a caller's value (SQLSTATE class 22) and "statement too complex" (54001): a value no column or
  * cast can hold — a NUL byte (22021), a non-uuid cast to uuid (22P02), an over-long string (22001), a number or
  * time out of range (22003, 22008). The API's request schemas refuse all of these first (src/api/schemas.ts);
  * this is the backstop that keeps one that slips through a 400 instead of a 500. PostgreSQL's own message is not
@@ -65,8 +65,12 @@ const DATA_EXCEPTIONS: Readonly<Record<string, string>> = {
   '54001': 'the request is too complex',
 };
 
+/**
+ * Only the listed ones: the rest of class 22 (division by zero 22012, an invalid regular expression 2201B, ...)
+ * comes from the server's own SQL, a bug to report as such (500), not the caller's value.
+ */
 function isDataException(code: unknown): code is string {
-  return typeof code === 'string' && (/^22[0-9A-Z]{3}$/.test(code) || code === '54001');
+  return typeof code === 'string' && Object.hasOwn(DATA_EXCEPTIONS, code);
 }
 
 /**

@@ -282,7 +282,9 @@ export class KyselyLeasingStore implements LeasingStore {
       }
       if (filter.type !== undefined) {
         // "lease" matches lease.created, lease.ended, ...; "lease.created" matches itself.
-        query = query.where((eb) => eb.or([eb('e.type', '=', filter.type!), eb('e.type', 'like', `${filter.type}.%`)]));
+        // `lease` means lease.* too; the caller's text is matched as text (a `%` or `_` in it is not a wildcard).
+        const prefix = `${filter.type.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
+        query = query.where((eb) => eb.or([eb('e.type', '=', filter.type!), eb('e.type', 'like', prefix)]));
       }
       if (filter.since !== undefined) query = query.where('e.at', '>=', filter.since);
       if (filter.until !== undefined) query = query.where('e.at', '<', filter.until);

@@ -156,6 +156,17 @@ describe('the seed workflow', () => {
     expect(power.body.events[0]).toMatchObject({ type: 'node.power', actor: 'astro-member', outcome: 'ok', details: { action: 'on', as: 'lessee' } });
     expect((await t.request('GET', '/v1/events?type=node.power', { token: stranger.token })).body.events).toEqual([]);
   });
+
+  it('the type filter matches a type and its sub-types, taking % and _ literally', async () => {
+    const lease = await t.request('GET', '/v1/events?type=lease', { token: lessee.token });
+    expect(lease.body.events.length).toBeGreaterThan(0);
+    expect(lease.body.events.every((e: { type: string }) => e.type.startsWith('lease.'))).toBe(true);
+    for (const pattern of ['%', 'lease%', '_ease', 'node._ower']) {
+      const res = await t.request('GET', `/v1/events?type=${encodeURIComponent(pattern)}`, { token: owner.token });
+      expect(res.status, pattern).toBe(200);
+      expect(res.body.events, pattern).toEqual([]);
+    }
+  });
 });
 
 describe('advance reservations and cancelling', () => {

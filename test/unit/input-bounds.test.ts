@@ -107,6 +107,16 @@ describe("PostgreSQL's data exceptions are a 400 as a backstop, without PostgreS
   });
 });
 
+describe("PostgreSQL's data exceptions of the server's own making stay internal errors", () => {
+  it.each([
+    ['22012', 'division by zero'],
+    ['2201B', 'invalid regular expression'],
+  ])('%s is not blamed on the caller', (code, message) => {
+    const err = translateDbError(Object.assign(new Error(message), { code }));
+    expect(err).not.toBeInstanceOf(InvalidRequestError);
+  });
+});
+
 describe('the CLI refuses durations past 10 years before sending anything (exit 2)', () => {
   let api: FakeApi;
   beforeEach(async () => {
