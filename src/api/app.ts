@@ -8,6 +8,7 @@ import { docsPage } from './docs-page.js';
 import { webUi } from './web-ui.js';
 import { errorResponse, toLeaseholdError } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
+import { ironicErrorFor } from '../gateway/ironic-shapes.js';
 import { availabilityRoutes } from './routes/availability.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -50,6 +51,11 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   );
 
   app.onError((err, c) => {
+    // Refused before the gateway saw it (a body over the limit): still in Ironic's error format for Ironic's clients.
+    if (c.req.path === '/baremetal' || c.req.path.startsWith('/baremetal/')) {
+      const { status, body } = ironicErrorFor(err);
+      return c.body(body, status as 400, { 'content-type': 'application/json' });
+    }
     const error = toLeaseholdError(err);
     const { status, body } = errorResponse(error);
     const log = c.get('log') ?? deps.logger;

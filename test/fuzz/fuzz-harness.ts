@@ -221,8 +221,7 @@ const ERROR_CODES = new Set<string>(Object.values(ErrorCode));
 export function violation(req: FuzzRequest, status: number, body: unknown): string | null {
   if (status >= 500) return `${status} (a server error)`;
   if (status < 400) return `${status} for a bad request (${req.bad.join(', ')})`;
-  // A body over 1 MiB is refused by the app-wide limit (src/api/app.ts) before the gateway sees it: Leasehold's shape.
-  if (req.op.errorShape === 'ironic' && status !== 413) {
+  if (req.op.errorShape === 'ironic') {
     const message = (body as { error_message?: unknown } | null)?.error_message;
     if (typeof message !== 'string') return `${status} without Ironic's error_message`;
     const inner = JSON.parse(message) as { faultstring?: unknown };
