@@ -2,7 +2,8 @@
  * What idle serial-console connections cost a server (issue 11, defect 6): starts a real `leasehold serve`
  * (simulated driver, embedded PGlite, a fresh data directory), measures its CPU and `GET /v1/me` latency with no
  * console open, then opens N console WebSockets held by lessees (10 users of one project, 5 console URLs each,
- * spread over the 4 nodes of one lease) and measures the same again while they sit idle.
+ * spread over the 4 nodes of one lease) and measures the same again while they sit idle. Last, it moves the lease's
+ * end to 3 s from now and reports how long after that end the connections were cut (4410).
  *
  *   npx tsx scripts/console-idle-bench.ts [--checkout DIR] [--connections 200] [--seconds 30]
  *
@@ -50,14 +51,19 @@ async function main(): Promise<void> {
     const idle = await measure(server.process, api, 0);
     report('no console open', idle);
     const urls = await consoleUrls(api);
-    for (let i = 0; i < connections; i++) sockets.push(await openSocket(urls[i % urls.length]!));
+    for (let i = 0; i < connections; i++) sockets.push(await openSocket(urls.urls[i % urls.urls.length]!));
     await new Promise((r) => setTimeout(r, 3_000)); // consoles turned on and bridged
     const closed = sockets.filter((s) => s.readyState !== WebSocket.OPEN).length;
     if (closed > 0) throw new Error(`${closed} of ${connections} console connections were closed before the measurement`);
     const busy = await measure(server.process, api, connections);
     report(`${connections} idle consoles`, busy);
     const stillOpen = sockets.filter((s) => s.readyState === WebSocket.OPEN).length;
-    console.log(JSON.stringify({ checkout, seconds, still_open: stillOpen, phases: [idle, busy] }));
+    const cut = await cutAtEnd(api, urls.leaseId, sockets);
+    console.log(
+      `lease end moved 3 s ahead: ${cut.closed_4410} of ${sockets.length} cut with 4410, ` +
+        `${cut.p50_ms.toFixed(0)} ms after the end at p50, ${cut.max_ms.toFixed(0)} ms at most`,
+    );
+    console.log(JSON.stringify({ checkout, seconds, still_open: stillOpen, phases: [idle, busy], cut }));
   } finally {
     for (const socket of sockets) socket.terminate();
     server.process.kill('SIGTERM');
@@ -115,7 +121,7 @@ function client(base: string): Api {
 }
 
 /** Lessees with console URLs: 10 members of `bench`, one lease on four physics-lab nodes, 5 URLs per member. */
-async function consoleUrls(api: Api): Promise<string[]> {
+async function consoleUrls(api: Api): Promise<{ urls: string[]; leaseId: string }> {
   await api('POST', '/v1/projects', { name: 'physics-lab' });
   const bench = await api('POST', '/v1/projects', { name: 'bench' });
   const nodes = (await api('GET', '/v1/nodes?limit=1000')).nodes as Array<{ id: string; name: string; owner: string | null }>;
@@ -126,7 +132,7 @@ async function consoleUrls(api: Api): Promise<string[]> {
     const user = await api('POST', '/v1/users', { name: `bench-${i}`, project_id: bench.id, role: 'member' });
     tokens.push((await api('POST', '/v1/tokens', { user_id: user.id })).token);
   }
-  await api('POST', '/v1/leases', { nodes: leased.map((n) => n.id), duration: '1d' }, tokens[0]);
+  const lease = await api('POST', '/v1/leases', { nodes: leased.map((n) => n.id), duration: '1d' }, tokens[0]);
   // The engine starts the lease at once; access follows the lease table.
   await new Promise((r) => setTimeout(r, 1_000));
   const urls: string[] = [];
@@ -136,7 +142,24 @@ async function consoleUrls(api: Api): Promise<string[]> {
       urls.push((await api('POST', `/v1/nodes/${node.id}/console`, undefined, tokens[i])).url);
     }
   }
-  return urls;
+  return { urls, leaseId: lease.id };
+}
+
+/** Moves the lease's end 3 s ahead (as its lessee could) and times the close of every connection against it. */
+async function cutAtEnd(api: Api, leaseId: string, sockets: WebSocket[]): Promise<{ closed_4410: number; p50_ms: number; max_ms: number }> {
+  const end = new Date(Date.now() + 3_000);
+  await api('PATCH', `/v1/leases/${leaseId}`, { end: end.toISOString() });
+  const closes = await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<{ code: number; at: number }>((resolveClose) => {
+          if (ws.readyState === WebSocket.CLOSED) return resolveClose({ code: 0, at: Date.now() });
+          ws.once('close', (code: number) => resolveClose({ code, at: Date.now() }));
+        }),
+    ),
+  );
+  const late = closes.map((c) => c.at - end.getTime()).sort((a, b) => a - b);
+  return { closed_4410: closes.filter((c) => c.code === 4410).length, p50_ms: late[Math.floor(late.length / 2)]!, max_ms: late.at(-1)! };
 }
 
 function openSocket(url: string): Promise<WebSocket> {
