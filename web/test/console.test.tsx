@@ -69,6 +69,9 @@ test('close codes read as sentences, with the server’s reason', () => {
   expect(closeReasonText({ code: 4401, reason: '' })).toBe('The console link was refused: unknown, expired or revoked (code 4401).');
   expect(closeReasonText({ code: 1000, reason: 'detached', byUs: true })).toBe('Console detached.');
   expect(closeReasonText({ code: 4999, reason: 'odd' })).toBe('The console connection closed: odd (code 4999).');
+  expect(closeReasonText({ code: 4429, reason: 'this console URL already has 4 connections open' })).toBe(
+    'Too many console connections, or too many refused tokens, for now: this console URL already has 4 connections open (code 4429).',
+  );
   expect(isFinalClose(4410)).toBe(true);
   expect(isFinalClose(4503)).toBe(false);
   expect(noticeText('[leasehold] turning the console on, waiting up to 60 s\r\n')).toBe('turning the console on, waiting up to 60 s');

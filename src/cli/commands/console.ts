@@ -16,7 +16,7 @@ const ESCAPE = 0x1d;
 /** When input ends (a pipe), output still arriving is shown for this long before detaching. */
 const LINGER_MS = 1_000;
 /** Close codes that mean "not let in" rather than "cut off" (README, "Serial console"). */
-const REFUSALS = new Set([4401, 4403, 4404]);
+const REFUSALS = new Set([4401, 4403, 4404, 4429]);
 
 type Outcome =
   | { readonly kind: 'detached' }

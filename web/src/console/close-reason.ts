@@ -12,6 +12,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   4404: 'This node is not reachable for you now (no active lease on it)',
   4409: 'The console cannot be used in its current state',
   4410: 'Access ended with the lease',
+  4429: 'Too many console connections, or too many refused tokens, for now',
   4502: "The node's console closed the connection",
   4503: 'The console could not be reached or did not come up in time',
 };
