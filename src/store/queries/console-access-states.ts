@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
-import type { Role } from '../../domain/identity.js';
 import type { ConsoleAccessState } from '../console-store.js';
 import type { Database } from '../database.js';
+import { toConsoleGrant } from './console-grant.js';
 import { handedOver } from './node-view-query.js';
 
 /**
@@ -63,24 +63,7 @@ export async function consoleAccessStates(
     rows.map((row) => [
       row.id,
       {
-        grant: {
-          token: {
-            id: row.id,
-            node_id: row.node_id,
-            user_id: row.user_id,
-            created_at: row.created_at,
-            expires_at: row.expires_at,
-            revoked_at: row.revoked_at,
-          },
-          principal: {
-            userId: row.user_id,
-            userName: row.user_name,
-            role: row.role as Role,
-            projectId: row.project_id,
-            projectName: row.project_name,
-            tokenId: row.id,
-          },
-        },
+        grant: toConsoleGrant(row),
         node: row.live_node_id === null ? null : { owner_project_id: row.owner_project_id },
         lease:
           row.lease_id === null || row.lease_project_id === null || row.lease_end === null

@@ -29,7 +29,25 @@ export async function consoleGrant(
     ]);
   query = 'tokenHash' in where ? query.where('t.token_hash', '=', where.tokenHash) : query.where('t.id', '=', where.id);
   const row = await query.executeTakeFirst();
-  if (!row) return null;
+  return row ? toConsoleGrant(row) : null;
+}
+
+/** The columns a grant is read from (console_tokens t, its user u and the user's project p). */
+export interface ConsoleGrantRow {
+  readonly id: string;
+  readonly node_id: string;
+  readonly user_id: string;
+  readonly created_at: Date;
+  readonly expires_at: Date;
+  readonly revoked_at: Date | null;
+  readonly user_name: string;
+  readonly role: string;
+  readonly project_id: string | null;
+  readonly project_name: string | null;
+}
+
+/** A console token and its creator as that user is now, from one joined row (also console-access-states.ts). */
+export function toConsoleGrant(row: ConsoleGrantRow): ConsoleGrant {
   return {
     token: {
       id: row.id,
