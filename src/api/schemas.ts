@@ -184,10 +184,13 @@ export function errorResponses(...statuses: number[]) {
     403: 'Not permitted',
     404: 'Not found (or not visible to the caller)',
     409: 'Conflict',
-    503: 'A backend is unavailable',
+    429: 'Too many unknown tokens from this address: try again after Retry-After seconds',
+    503: 'A backend is unavailable: try again after Retry-After seconds',
   };
+  // Wherever a token is checked, the bad-token limiter may answer first (src/api/auth-limiter.ts).
+  const all = statuses.includes(401) && !statuses.includes(429) ? [...statuses, 429] : statuses;
   return Object.fromEntries(
-    statuses.map((s) => [
+    all.map((s) => [
       s,
       { description: descriptions[s] ?? 'Error', content: { 'application/json': { schema: ErrorSchema } } },
     ]),

@@ -77,7 +77,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -142,6 +142,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -214,6 +223,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -261,6 +279,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -323,6 +350,15 @@ export interface paths {
                 };
                 /** @description Conflict */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -415,6 +451,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -466,6 +511,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -553,6 +607,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -600,6 +663,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -660,6 +732,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         options?: never;
@@ -701,6 +782,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -774,6 +864,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -855,6 +954,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -909,6 +1017,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -952,6 +1069,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1030,6 +1156,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1091,7 +1226,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1147,6 +1291,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1239,7 +1392,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1341,7 +1503,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1445,7 +1616,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1522,7 +1702,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description A backend is unavailable */
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1588,6 +1777,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1625,6 +1823,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1682,6 +1889,15 @@ export interface paths {
                 };
                 /** @description Not a WebSocket upgrade request */
                 426: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1757,6 +1973,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1862,6 +2087,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1916,6 +2150,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1959,6 +2202,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2064,6 +2316,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2124,6 +2385,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2225,6 +2495,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2272,6 +2551,15 @@ export interface paths {
                 };
                 /** @description Not found (or not visible to the caller) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2333,6 +2621,15 @@ export interface paths {
                 };
                 /** @description Conflict */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2424,6 +2721,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         trace?: never;
@@ -2479,6 +2785,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2552,6 +2867,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
