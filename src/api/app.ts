@@ -1,12 +1,13 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
-import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { NotFoundError, PayloadTooLargeError } from '../domain/errors.js';
 import { requireAuth } from './auth.js';
 import { createRouter, type ApiDeps, type AppEnv } from './context.js';
 import { docsPage } from './docs-page.js';
 import { webUi } from './web-ui.js';
-import { errorResponse, toLeaseholdError } from './error-response.js';
+import { toLeaseholdError } from '../access/http-errors.js';
+import { errorResponse } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
 import { ironicErrorFor } from '../gateway/ironic-shapes.js';
 import { availabilityRoutes } from './routes/availability.js';
@@ -43,9 +44,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: () => {
-        throw new InvalidRequestError(`request body larger than ${MAX_BODY_BYTES} bytes`, {
-          details: { http_status: 413 },
-        });
+        throw new PayloadTooLargeError(`request body larger than ${MAX_BODY_BYTES} bytes`, { details: { max_bytes: MAX_BODY_BYTES } });
       },
     }),
   );

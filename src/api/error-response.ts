@@ -1,54 +1,13 @@
-import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
-import {
-  ErrorCode,
-  InternalError,
-  InvalidRequestError,
-  LeaseholdError,
-  isLeaseholdError,
-  type ErrorDetails,
-} from '../domain/errors.js';
-
-/** The one place error codes become HTTP statuses. Exhaustive: a new code does not compile until it has one. */
-export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
-  [ErrorCode.InvalidRequest]: 400,
-  [ErrorCode.Unauthenticated]: 401,
-  [ErrorCode.Forbidden]: 403,
-  [ErrorCode.NotFound]: 404,
-  [ErrorCode.AlreadyExists]: 409,
-  [ErrorCode.Conflict]: 409,
-  [ErrorCode.LeaseConflict]: 409,
-  [ErrorCode.LeaseUnavailable]: 409,
-  [ErrorCode.PolicyViolation]: 409,
-  [ErrorCode.NodeBusy]: 409,
-  [ErrorCode.InvalidState]: 409,
-  [ErrorCode.BackendUnavailable]: 503,
-  [ErrorCode.TooManyRequests]: 429,
-  [ErrorCode.Internal]: 500,
-};
+import { HTTP_STATUS } from '../access/http-errors.js';
+import { InvalidRequestError, type ErrorCode, type ErrorDetails, type LeaseholdError } from '../domain/errors.js';
 
 export interface ErrorBody {
   readonly error: { readonly code: ErrorCode; readonly message: string; readonly details: ErrorDetails };
 }
 
-/** Turns anything thrown into the one error shape; unknown errors become a generic 500 (details are logged). */
-export function toLeaseholdError(err: unknown): LeaseholdError {
-  if (isLeaseholdError(err)) return err;
-  if (err instanceof HTTPException) {
-    // Raised by Hono itself: malformed JSON (400), body too large (413), wrong content type (415).
-    return new InvalidRequestError(err.message || 'invalid request', { details: { http_status: err.status } });
-  }
-  return new InternalError('internal error; the server log has the details', { cause: err });
-}
-
 export function errorResponse(err: LeaseholdError): { status: number; body: ErrorBody } {
-  const status =
-    err.code === ErrorCode.InvalidRequest && typeof err.details.http_status === 'number'
-      ? err.details.http_status
-      : HTTP_STATUS[err.code];
-  const details = { ...err.details };
-  delete details.http_status;
-  return { status, body: { error: { code: err.code, message: err.message, details } } };
+  return { status: HTTP_STATUS[err.code], body: { error: { code: err.code, message: err.message, details: err.details } } };
 }
 
 /** Hono's validation targets, as a client knows them. */

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { Page } from '../store/store.js';
+import type { Page } from '../store/page.js';
 import { safeName } from './schemas.js';
 
 export const DEFAULT_LIMIT = 100;

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { durationProblem, formatDuration, MAX_DURATION_MS, MAX_DURATION_TEXT } from '../domain/duration.js';
 import { EXPRESSION_LIMITS } from '../domain/expression/parser.js';
 import { PROJECT_ROLES, Role } from '../domain/identity.js';
+import { NOT_PRINTABLE, PRINTABLE, PRINTABLE_LINES, TEXT_LIMITS } from '../domain/text-bounds.js';
 import { isAcceptedInstant } from '../domain/time-bounds.js';
 
 /** Response and shared request schemas: the public contract as served in /openapi.json. */
@@ -15,28 +16,6 @@ const Uuid = z.string().openapi({ format: 'uuid' });
  * durations and times past every range did the same (issue 11). Validation refuses them first, with a 400 naming
  * the field; src/store/db-errors.ts maps PostgreSQL's data exceptions to 400 as a backstop only.
  */
-
-/** Bounds on text fields: a name, id or filter value, and free text such as a description. */
-export const TEXT_LIMITS = { name: 255, description: 1000 } as const;
-
-/**
- * No control characters (U+0000-U+001F, U+007F-U+009F) and no unpaired UTF-16 surrogates (a surrogate only as
- * half of a pair). Written without the `u` flag and `\p{...}`, so the pattern in /openapi.json means the same to
- * any JSON Schema validator (a flag does not survive into the document).
- */
-const PRINTABLE = /^(?:[^\x00-\x1F\x7F-\x9F\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
-/** The same, but tab, line feed and carriage return are allowed (descriptions, expressions). */
-const PRINTABLE_LINES = /^(?:[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
-const NOT_PRINTABLE = 'control characters (such as NUL) and unpaired surrogates are not allowed';
-
-/**
- * The same test as IdOrName, for what arrives outside a request schema (the /baremetal gateway's node ident):
- * 1 to 255 characters (code points), printable.
- */
-export function isIdOrName(value: string): boolean {
-  const length = [...value].length;
-  return length >= 1 && length <= TEXT_LIMITS.name && PRINTABLE.test(value);
-}
 
 /**
  * A name, id or filter value: 1 to `max` characters, printable (no control characters, no lone surrogates);
@@ -169,6 +148,12 @@ export const NodeSchema = z
     maintenance_reason: z.string().nullable(),
     last_error: z.string().nullable(),
     console_enabled: z.boolean(),
+    quarantined: z.boolean().openapi({ description: "Cleaning failed at a lease's end: no new lease until its owner or the operator clears it." }),
+    quarantine_reason: z.string().nullable().openapi({ description: "Ironic's last_error from the failed cleaning (not shown to a lessee)." }),
+    lease: z
+      .object({ id: Uuid, project_id: Uuid, end: Timestamp })
+      .nullable()
+      .openapi({ description: 'The lease on the node right now, shown to its owner, the operator and the lessee.' }),
     synced_at: Timestamp,
   })
   .openapi('Node');

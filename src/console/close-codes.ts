@@ -1,5 +1,5 @@
 import { isLeaseholdError } from '../domain/errors.js';
-import { HTTP_STATUS } from '../api/error-response.js';
+import { HTTP_STATUS } from '../access/http-errors.js';
 
 /**
  * WebSocket close codes of the console (README, "Serial console"). Leasehold's own codes are 4000 + the HTTP

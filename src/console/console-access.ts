@@ -1,5 +1,5 @@
-import { nodeForCaller, type NodeInView } from '../api/node-access.js';
-import type { ApiDeps } from '../api/context.js';
+import { nodeForCaller, type NodeInView } from '../access/node-access.js';
+import type { EntryDeps } from '../access/entry-deps.js';
 import { ForbiddenError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import { nodeAccess, nodeSubject, type NodeAccess } from '../domain/policy.js';
@@ -28,7 +28,7 @@ export interface ConsoleStanding {
  * The console route asks it when it issues a token and the proxy when a connection opens; open connections are
  * re-checked with `consoleStanding`, the same decision on what one batched query read (console-watch.ts).
  */
-export async function consoleAccess(deps: ApiDeps, principal: Principal, nodeIdOrName: string): Promise<ConsoleAccess> {
+export async function consoleAccess(deps: EntryDeps, principal: Principal, nodeIdOrName: string): Promise<ConsoleAccess> {
   const view = await nodeForCaller(deps, principal, nodeIdOrName);
   if (!deps.policy.allows('baremetal:node:get_console', view.subject)) {
     throw new ForbiddenError(

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { authLimiter } from '../api/auth.js';
-import type { ApiDeps } from '../api/context.js';
+import { authLimiter } from '../access/authenticate.js';
+import type { EntryDeps } from '../access/entry-deps.js';
 import { hashToken } from '../domain/tokens.js';
 import { CloseCode, closeCodeFor, closeReason } from './close-codes.js';
 import { ConsoleSession, type ConsoleSessionOptions } from './console-session.js';
@@ -48,7 +48,7 @@ export class ConsoleProxy {
   private closing = false;
 
   constructor(
-    private readonly deps: ApiDeps,
+    private readonly deps: EntryDeps,
     options: Partial<ConsoleProxyOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };

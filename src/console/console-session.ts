@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
-import type { ApiDeps } from '../api/context.js';
-import { nodeActionGuard } from '../api/node-action-guard.js';
+import type { EntryDeps } from '../access/entry-deps.js';
+import { nodeActionGuard } from '../access/node-action-guard.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
@@ -65,7 +65,7 @@ export class ConsoleSession implements WatchedConsole {
   constructor(
     private readonly ws: WebSocket,
     grant: ConsoleGrant,
-    private readonly deps: ApiDeps,
+    private readonly deps: EntryDeps,
     private readonly options: ConsoleSessionOptions,
     private readonly watch: ConsoleWatch,
     private readonly log: Logger,

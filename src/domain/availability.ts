@@ -1,5 +1,5 @@
 import type { NodeView } from './inventory.js';
-import type { Offer } from './leasing.js';
+import { offerAllows, type Offer } from './leasing.js';
 import { merge, subtract, type Interval } from './scheduling/interval.js';
 
 /**
@@ -66,7 +66,7 @@ export function maySeeLease(
 export function mayUseOffer(viewer: AvailabilityViewer, offer: Pick<Offer, 'project_id' | 'allowed_projects'>): boolean {
   if (viewer.isAdmin) return true;
   if (viewer.projectId === null) return false;
-  return offer.project_id === viewer.projectId || offer.allowed_projects === null || offer.allowed_projects.includes(viewer.projectId);
+  return offer.project_id === viewer.projectId || offerAllows(offer, viewer.projectId);
 }
 
 /**

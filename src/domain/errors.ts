@@ -16,6 +16,9 @@ export const ErrorCode = {
   NodeBusy: 'node_busy',
   InvalidState: 'invalid_state',
   BackendUnavailable: 'backend_unavailable',
+  PayloadTooLarge: 'payload_too_large',
+  UnsupportedMediaType: 'unsupported_media_type',
+  UpgradeRequired: 'upgrade_required',
   TooManyRequests: 'too_many_requests',
   Internal: 'internal',
 } as const;
@@ -116,6 +119,14 @@ export class InvalidStateError extends LeaseholdError {
   readonly code = ErrorCode.InvalidState;
 }
 
+/**
+ * A node is not ready for the next step yet — still being cleaned for its previous lease, in maintenance — for a
+ * reason that is not a driver error: the lease engine waits and tries again, reporting it like a failure.
+ */
+export class NodeNotReadyError extends InvalidStateError {
+  override readonly retryable = true;
+}
+
 /** A backend (the database, Ironic) cannot be reached right now. */
 export class BackendUnavailableError extends LeaseholdError {
   readonly code = ErrorCode.BackendUnavailable;
@@ -136,6 +147,21 @@ export class TooManyRequestsError extends LeaseholdError {
     });
     this.retryAfterSeconds = retryAfterSeconds;
   }
+}
+
+/** The request body is larger than the server takes (1 MiB). */
+export class PayloadTooLargeError extends LeaseholdError {
+  readonly code = ErrorCode.PayloadTooLarge;
+}
+
+/** The request body is not in a type the route reads (JSON). */
+export class UnsupportedMediaTypeError extends LeaseholdError {
+  readonly code = ErrorCode.UnsupportedMediaType;
+}
+
+/** The endpoint speaks another protocol (a console stream is a WebSocket). */
+export class UpgradeRequiredError extends LeaseholdError {
+  readonly code = ErrorCode.UpgradeRequired;
 }
 
 /** A bug or an unexpected failure; the message shown to clients is generic. */

@@ -9,6 +9,10 @@ export const LeaseState = {
   Failed: 'failed',
 } as const;
 export type LeaseState = (typeof LeaseState)[keyof typeof LeaseState];
+/** Every lease state, in lifecycle order: the API's enum (and from it the CLI's and the web UI's types). */
+export const LEASE_STATES: readonly LeaseState[] = Object.values(LeaseState);
+/** A lease in one of these changes no more (no extension, no end). */
+export const FINISHED_LEASE_STATES: readonly LeaseState[] = [LeaseState.Ended, LeaseState.Cancelled, LeaseState.Failed];
 
 export const AllocationState = {
   /** Booked; the lease has not started. */
@@ -26,6 +30,8 @@ export const AllocationState = {
   Cancelled: 'cancelled',
 } as const;
 export type AllocationState = (typeof AllocationState)[keyof typeof AllocationState];
+/** An allocation in one of these has let go of its node: nothing left to hand over or take back. */
+export const FINAL_ALLOCATION_STATES: readonly AllocationState[] = [AllocationState.Released, AllocationState.Quarantined, AllocationState.Cancelled];
 
 /** The steps of an ending allocation, in order; each is idempotent, so a crash resumes at the recorded one. */
 export const ReleaseStep = {
@@ -52,6 +58,11 @@ export interface Offer {
   readonly created_by: string | null;
   readonly created_at: Date;
   readonly withdrawn_at: Date | null;
+}
+
+/** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */
+export function offerAllows(offer: Pick<Offer, 'allowed_projects'>, projectId: string): boolean {
+  return offer.allowed_projects === null || offer.allowed_projects.includes(projectId);
 }
 
 /** What the lessee asked for, kept on the lease. */

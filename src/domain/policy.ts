@@ -2,8 +2,10 @@ import { Role, roleAtLeast, type Principal, type User } from './identity.js';
 import type { PolicySubject } from './policy-rules/rule-expression.js';
 
 /**
- * Who may do what: the one policy module. Pure functions of the caller and the thing, so every entry point
- * (REST API, later the Ironic-compatible gateway and the console) decides the same way.
+ * Who may do what with projects, users, tokens, offers and leases, and how a caller relates to a node (its
+ * visibility, its access, the subject the node rules are decided on). Pure functions of the caller and the
+ * thing, so the REST API, the gateway and the console decide the same way. What may be done to a node — power,
+ * boot device, console, each field — is the node policy's rules, named after Ironic's (policy-rules/).
  *
  * Convention: when a caller may not even know a thing exists, callers answer 404, not 403 (see `canSee*`).
  */

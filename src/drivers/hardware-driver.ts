@@ -136,7 +136,11 @@ export interface HardwareDriver {
   /** Every node (all pages). */
   listNodes(): Promise<readonly DriverNode[]>;
   getNode(id: string): Promise<DriverNode>;
-  updateNode(id: string, update: NodeUpdate): Promise<DriverNode>;
+  /**
+   * `current`: the node as the caller just read it, so the driver need not read it again to build its change (a
+   * stale one costs a retry with a fresh read, never a wrong write).
+   */
+  updateNode(id: string, update: NodeUpdate, current?: DriverNode): Promise<DriverNode>;
 
   /** Starts a power change; returns once accepted (Ironic answers 202). The new state shows when done. */
   setPowerState(id: string, target: PowerTarget, call?: CallOptions): Promise<void>;

@@ -74,7 +74,11 @@ export class InventorySync {
 
   /** Re-reads one node from the driver (after an action on it) so reads see its new state. */
   async refreshNode(id: string): Promise<InventoryNode> {
-    const node = await this.deps.driver.getNode(id);
+    return this.recordNode(await this.deps.driver.getNode(id));
+  }
+
+  /** Records a node as the driver just answered it (after a change), without asking the driver again. */
+  recordNode(node: DriverNode): Promise<InventoryNode> {
     return this.deps.store.upsertNode(toNodeRecord(node), this.deps.clock.now());
   }
 

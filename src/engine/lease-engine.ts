@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock, Timer } from '../domain/clock.js';
-import { ClaimLostError, isLeaseholdError } from '../domain/errors.js';
+import { ClaimLostError, ErrorCode, isLeaseholdError } from '../domain/errors.js';
+import { FINAL_ALLOCATION_STATES } from '../domain/leasing.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { LeaseTask } from '../store/engine-store.js';
@@ -11,7 +12,7 @@ import type { RetryPolicy } from './backoff.js';
 import type { InventorySync } from './inventory-sync.js';
 import { runEndTask } from './release-steps.js';
 import { runStartTask } from './start-task.js';
-import { DONE, TaskBlockedError, TaskRun } from './task-run.js';
+import { DONE, TaskRun } from './task-run.js';
 import type { TaskDeps, TaskMemory, TaskOutcome } from './task-run.js';
 
 export interface LeaseEngineOptions {
@@ -39,7 +40,6 @@ export interface LeaseEngineOptions {
 
 /** Batches one runDue claims at most, so a flood of due work still lets the timer re-arm. */
 const MAX_BATCHES_PER_RUN = 50;
-const FINAL_ALLOCATION_STATES: readonly string[] = ['released', 'quarantined', 'cancelled'];
 /** Tasks whose failure counts are kept in memory at most. */
 const MAX_REMEMBERED_TASKS = 10_000;
 /** When something is due but not claimable (held by another replica's live claim), wait at least this. */
@@ -264,7 +264,7 @@ export class LeaseEngine {
     const now = this.deps.clock.now();
     const delay = backoffMs(memory.failures, this.retry);
     const message = err instanceof Error ? err.message : String(err);
-    const expected = err instanceof TaskBlockedError || (isLeaseholdError(err) && (err.retryable || err.code === 'invalid_state'));
+    const expected = isLeaseholdError(err) && (err.retryable || err.code === ErrorCode.InvalidState);
     const fields = { node_id: run?.nodeId, failures: memory.failures, retry_in_ms: delay, error: message };
     if (expected) log.warn(fields, 'task failed; will retry');
     else log.error({ ...fields, err }, 'task failed unexpectedly; will retry');
@@ -280,7 +280,7 @@ export class LeaseEngine {
             message: `${task.kind === 'start' ? 'handing the node over' : 'releasing the node'} failed (attempt ${memory.failures}): ${message}`,
             details: {
               error: message,
-              code: isLeaseholdError(err) ? err.code : err instanceof TaskBlockedError ? 'blocked' : 'internal',
+              code: isLeaseholdError(err) ? err.code : ErrorCode.Internal,
               failures: memory.failures,
               step: run.allocation.step,
               retry_in_ms: delay,

@@ -8,7 +8,7 @@ import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { InventorySync } from './inventory-sync.js';
-import { LEASE_EXTRA_KEY } from './start-task.js';
+import { clearLeaseMark, leaseMarkOf, setLeaseMark } from '../drivers/lessee-mark.js';
 
 export interface ReconcilerOptions {
   readonly store: Store;
@@ -198,8 +198,7 @@ export class Reconciler {
     const node = await this.current(repair.node_id);
     if (!node || !unchanged(node, repair)) return false;
     const { driver, inventory, store, clock } = this.options;
-    await driver.updateNode(repair.node_id, { lessee: null, extra: { [LEASE_EXTRA_KEY]: null } });
-    await inventory.refreshNode(repair.node_id);
+    await inventory.recordNode(await clearLeaseMark(driver, node));
     const found = repair.found_lessee ?? 'none';
     const event: NewAuditEvent = {
       type: 'reconcile.lessee_cleared',
@@ -220,8 +219,7 @@ export class Reconciler {
     const node = await this.current(repair.node_id);
     if (!node || !unchanged(node, repair)) return false;
     const { holding } = repair;
-    await this.options.driver.updateNode(repair.node_id, { lessee: holding.project_id, extra: { [LEASE_EXTRA_KEY]: holding.lease_id } });
-    await this.options.inventory.refreshNode(repair.node_id);
+    await this.options.inventory.recordNode(await setLeaseMark(this.options.driver, node, { id: holding.lease_id, project_id: holding.project_id }));
     await this.record(holding, {}, {
       type: 'reconcile.lessee_restored',
       message: `lessee of node ${repair.node_id} was changed in Ironic to ${repair.found_lessee ?? 'none'} during the lease: set back to project ${holding.project_id}`,
@@ -262,11 +260,10 @@ export class Reconciler {
 }
 
 function observe(node: DriverNode): ObservedNode {
-  const mark = node.extra[LEASE_EXTRA_KEY];
   return {
     id: node.uuid,
     lessee: node.lessee,
-    lease_mark: typeof mark === 'string' ? mark : mark === undefined || mark === null ? null : String(mark),
+    lease_mark: leaseMarkOf(node),
     maintenance: node.maintenance,
     maintenance_reason: node.maintenance_reason,
   };

@@ -1,9 +1,10 @@
-import { InvalidStateError, NotFoundError } from '../domain/errors.js';
+import { InvalidStateError, NodeNotReadyError, NotFoundError } from '../domain/errors.js';
 import { AllocationState, ReleaseStep } from '../domain/leasing.js';
 import { PowerState, PowerTarget, ProvisionState as S, ProvisionVerb } from '../drivers/hardware-driver.js';
 import type { DriverNode } from '../drivers/hardware-driver.js';
-import { LEASE_EXTRA_KEY, NEVER_HANDED_OVER } from './start-task.js';
-import { DONE, TaskBlockedError } from './task-run.js';
+import { carriesMark, clearLeaseMark, leaseMarkOf } from '../drivers/lessee-mark.js';
+import { NEVER_HANDED_OVER } from './start-task.js';
+import { DONE } from './task-run.js';
 import type { EngineEvent, TaskOutcome, TaskRun } from './task-run.js';
 
 /** What one release step decided, after looking at the node (and maybe acting on it). */
@@ -137,15 +138,15 @@ async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
 
 const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<StepResult>> = {
   async [ReleaseStep.ClearLessee](run, node) {
-    const marker = node.extra[LEASE_EXTRA_KEY];
-    if (marker !== undefined && marker !== run.lease.id) {
+    const marker = leaseMarkOf(node);
+    if (marker !== null && marker !== run.lease.id) {
       // Another lease's mark: never undo someone else's hand-over (the next start waits for this release).
       run.deps.logger.child(run.logFields).warn({ marker }, 'clear_lessee: the node carries another lease; lessee left alone');
       return { kind: 'next', step: ReleaseStep.ConsoleOff };
     }
-    if (node.lessee !== null || marker !== undefined) {
-      await run.deps.driver.updateNode(run.nodeId, { lessee: null, extra: { [LEASE_EXTRA_KEY]: null } });
-      await acted(run, { type: 'node.lessee_cleared', message: node.lessee ? `lessee ${node.lessee} cleared` : 'lease mark cleared' });
+    if (carriesMark(node)) {
+      await run.recordNode(await clearLeaseMark(run.deps.driver, node));
+      await run.update({}, [{ type: 'node.lessee_cleared', message: node.lessee ? `lessee ${node.lessee} cleared` : 'lease mark cleared' }]);
     }
     return { kind: 'next', step: ReleaseStep.ConsoleOff };
   },
@@ -191,7 +192,7 @@ const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<Ste
     const { driver } = run.deps;
     // Ironic refuses provide and undeploy in maintenance (manage is allowed).
     if (node.maintenance && (state === S.Manageable || UNDEPLOYABLE.includes(state))) {
-      throw new TaskBlockedError(
+      throw new NodeNotReadyError(
         `node ${run.nodeId} is in maintenance (${node.maintenance_reason ?? 'no reason given'}); cleaning waits until it is cleared`,
       );
     }

@@ -1,12 +1,10 @@
-import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
+import { InvalidRequestError, NodeNotReadyError, NotFoundError } from '../domain/errors.js';
 import { AllocationState, LeaseState } from '../domain/leasing.js';
 import { ProvisionState } from '../drivers/hardware-driver.js';
 import type { DriverNode } from '../drivers/hardware-driver.js';
-import { DONE, TaskBlockedError } from './task-run.js';
+import { isMarkedFor, setLeaseMark } from '../drivers/lessee-mark.js';
+import { DONE } from './task-run.js';
 import type { TaskOutcome, TaskRun } from './task-run.js';
-
-/** The Ironic `extra` key naming the lease a node is handed over for (cleared at the end). */
-export const LEASE_EXTRA_KEY = 'leasehold_lease';
 
 /** How the reason of a missed start begins: the release keeps such a `last_error` on the allocation. */
 export const NEVER_HANDED_OVER = 'never handed over: ';
@@ -29,7 +27,7 @@ const FINISHED: readonly string[] = [
 
 /**
  * The `start` task: hands the node to the lessee by setting Ironic's `lessee` (the lease's project) and
- * `extra.leasehold_lease`, so tools talking to Ironic see who holds it. Access itself is decided by the API from
+ * `extra.leasehold_lease` (drivers/lessee-mark.ts), so tools talking to Ironic see who holds it. Access itself is decided by the API from
  * the lease's times, not from this. Idempotent: a node that already carries the lessee is not written again, and
  * an allocation already `active` completes without a second `allocation.started` event.
  *
@@ -61,12 +59,12 @@ export async function runStartTask(run: TaskRun): Promise<TaskOutcome> {
     throw err;
   }
   if (NOT_CLEAN.includes(node.provision_state)) {
-    throw new TaskBlockedError(
+    throw new NodeNotReadyError(
       `node ${run.nodeId} is in provision state "${node.provision_state}"; it is handed over once it is clean`,
     );
   }
 
-  const mirrored = node.lessee === lease.project_id && node.extra[LEASE_EXTRA_KEY] === lease.id;
+  const mirrored = isMarkedFor(node, lease);
   if (allocation.state === AllocationState.Active && mirrored) {
     log.info('start: the node is already handed over');
     return DONE;
@@ -75,16 +73,18 @@ export async function runStartTask(run: TaskRun): Promise<TaskOutcome> {
     log.debug('start: handing the node over');
     await run.update({ state: AllocationState.Starting });
   }
+  let handed = node;
   if (!mirrored) {
     try {
-      await deps.driver.updateNode(run.nodeId, { lessee: lease.project_id, extra: { [LEASE_EXTRA_KEY]: lease.id } });
+      handed = await setLeaseMark(deps.driver, node, lease);
     } catch (err) {
       if (err instanceof NotFoundError || err instanceof InvalidRequestError) return startFailed(run, err);
       throw err;
     }
     log.debug({ lessee: lease.project_id }, 'start: lessee set in the driver');
   }
-  await run.refreshNode();
+  // The node as the driver answered: recorded without asking it again.
+  await run.recordNode(handed);
   if (allocation.state === AllocationState.Active) {
     // The mirror had drifted (someone changed the node in Ironic); repaired above.
     await run.update({}, [{ type: 'node.lessee_set', node_id: run.nodeId, message: `lessee set again to project ${lease.project_id}` }]);

@@ -1,6 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
-import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from '../store/engine-store.js';
 import type { InventorySync } from './inventory-sync.js';
@@ -23,14 +23,6 @@ export type TaskOutcome =
   | { readonly kind: 'later'; readonly at: Date };
 
 export const DONE: TaskOutcome = { kind: 'done' };
-
-/**
- * The task cannot make progress for now for a reason that is not a driver error (the node is still being
- * cleaned for its previous lease, it is in maintenance): retried with backoff and reported like a failure.
- */
-export class TaskBlockedError extends Error {
-  override readonly name = 'TaskBlockedError';
-}
 
 /** In-process memory of one task across its runs (lost on restart, which only restarts counts). */
 export interface TaskMemory {
@@ -80,6 +72,11 @@ export class TaskRun {
   /** Re-reads the node into the store so reads (the API, the scheduler) see the new state at once. */
   async refreshNode(): Promise<void> {
     await this.deps.inventory.refreshNode(this.nodeId);
+  }
+
+  /** Records the node as the driver just answered a change of it, so reads see the new state at once. */
+  async recordNode(node: DriverNode): Promise<void> {
+    await this.deps.inventory.recordNode(node);
   }
 
   private event(e: EngineEvent): NewAuditEvent {

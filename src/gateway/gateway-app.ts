@@ -1,8 +1,8 @@
 import { Hono, type Context } from 'hono';
-import { authenticateToken, clientAddress, tokenFromHeaders } from '../api/auth.js';
-import type { ApiDeps } from '../api/context.js';
-import { nodeActionGuard, type NodeActionRule } from '../api/node-action-guard.js';
-import { nodeForCaller, type NodeInView } from '../api/node-access.js';
+import { authenticateToken, clientAddress, tokenFromHeaders } from '../access/authenticate.js';
+import type { EntryDeps } from '../access/entry-deps.js';
+import { nodeActionGuard, type NodeActionRule } from '../access/node-action-guard.js';
+import { nodeForCaller, type NodeInView } from '../access/node-access.js';
 import { ForbiddenError, NotFoundError, TooManyRequestsError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
@@ -10,21 +10,9 @@ import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import { isAdmin, nodeSubject, nodeVisibility } from '../domain/policy.js';
 import type { AccessGuard } from '../drivers/hardware-driver.js';
 import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
+import { LEASE_MARK_KEY } from '../drivers/lessee-mark.js';
+import type { IronicForwarder } from '../access/ironic-forwarder.js';
 import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED_FIELDS } from './ironic-shapes.js';
-
-/**
- * What the gateway needs of Ironic: a request sent with Leasehold's credentials, answered as Ironic answered. A
- * tenant's request about a node carries a guard, asked before every attempt (retries on Ironic's 409 "locked"
- * included), so nothing a lessee sends reaches Ironic after its lease ended.
- */
-export interface IronicForwarder {
-  readonly url: string;
-  forward(
-    method: string,
-    pathAndQuery: string,
-    options?: { readonly body?: string; readonly microversion?: string | null; readonly guard?: AccessGuard },
-  ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }>;
-}
 
 type Env = { Variables: { principal: Principal } };
 type Ctx = Context<Env>;
@@ -78,7 +66,7 @@ const PASSED_HEADERS = [
  * credentials and the client's microversion; answers keep Ironic's shapes and error format. Third parties get 404
  * and empty lists, never 403, so nothing leaks that a node exists.
  */
-export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<Env> {
+export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hono<Env> {
   const app = new Hono<Env>();
   app.onError((err, c) => {
     const { status, body } = ironicErrorFor(err);
@@ -149,8 +137,8 @@ export function gatewayApp(deps: ApiDeps, ironic: IronicForwarder | null): Hono<
     const names: NodeRuleName[] = [];
     for (const op of ops as Array<{ path?: unknown; value?: unknown }>) {
       const path = typeof op?.path === 'string' ? op.path : '';
-      if (path.startsWith('/extra/leasehold_lease') && !found.subject.is_admin) {
-        throw new ForbiddenError('extra/leasehold_lease is written by Leasehold only');
+      if (path.startsWith(`/extra/${LEASE_MARK_KEY}`) && !found.subject.is_admin) {
+        throw new ForbiddenError(`extra/${LEASE_MARK_KEY} is written by Leasehold only`);
       }
       const name = patchRule(op ?? {});
       if (!deps.policy.allows(name, found.subject)) throw new ForbiddenError(`Access was denied to the following resource: ${name}`);
@@ -204,16 +192,16 @@ export function subresourceOf(path: string): string {
 }
 
 /** A node policy decision over one or more rules (all must allow), refused with `refusal`. */
-function ruleOf(deps: ApiDeps, names: readonly NodeRuleName[], refusal: () => Error): NodeActionRule {
+function ruleOf(deps: EntryDeps, names: readonly NodeRuleName[], refusal: () => Error): NodeActionRule {
   return { allows: (subject) => names.every((name) => deps.policy.allows(name, subject)), refusal };
 }
 
 /** The guard a project's request carries to Ironic (api/node-action-guard.ts); the operator's needs none. */
-function guardFor(deps: ApiDeps, principal: Principal, ident: string, found: NodeInView, rule: NodeActionRule): AccessGuard | undefined {
+function guardFor(deps: EntryDeps, principal: Principal, ident: string, found: NodeInView, rule: NodeActionRule): AccessGuard | undefined {
   return isAdmin(principal) ? undefined : nodeActionGuard(deps, principal, ident, found, rule);
 }
 
-async function listForProject(c: Ctx, deps: ApiDeps, ironic: IronicForwarder, principal: Principal, path: string): Promise<Response> {
+async function listForProject(c: Ctx, deps: EntryDeps, ironic: IronicForwarder, principal: Principal, path: string): Promise<Response> {
   const url = new URL(c.req.url);
   const limit = Math.min(Math.max(Number(url.searchParams.get('limit') ?? 1000) || 1000, 1), 1000);
   const marker = url.searchParams.get('marker');
@@ -270,7 +258,7 @@ function strip(node: Record<string, unknown>, fields: string | null): Record<str
   return rest;
 }
 
-function redact(node: Record<string, unknown>, deps: ApiDeps, subject: PolicySubject): Record<string, unknown> {
+function redact(node: Record<string, unknown>, deps: EntryDeps, subject: PolicySubject): Record<string, unknown> {
   const out = { ...node };
   for (const [field, rule, shown] of REDACTED_FIELDS) {
     if (field in out && !deps.policy.allows(rule, subject)) out[field] = shown;
@@ -290,7 +278,7 @@ function relink(c: Ctx, text: string, ironic: IronicForwarder): string {
 }
 
 /** A node from Ironic, its fields redacted for this caller. */
-function nodeReply(c: Ctx, res: Forwarded, ironic: IronicForwarder, deps: ApiDeps, subject: PolicySubject): Response {
+function nodeReply(c: Ctx, res: Forwarded, ironic: IronicForwarder, deps: EntryDeps, subject: PolicySubject): Response {
   const text = relink(c, res.text, ironic);
   return reply(c, res.status, res.status < 300 ? JSON.stringify(redact(JSON.parse(text), deps, subject)) : text, res.headers);
 }

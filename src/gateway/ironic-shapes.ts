@@ -1,4 +1,4 @@
-import { HTTP_STATUS, toLeaseholdError } from '../api/error-response.js';
+import { HTTP_STATUS, toLeaseholdError } from '../access/http-errors.js';
 import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
 
 /**
@@ -15,8 +15,7 @@ export function ironicError(status: number, message: string): { readonly status:
 /** Any thrown error as Ironic's error body, with the status of the one mapping (api/error-response.ts). */
 export function ironicErrorFor(err: unknown): { readonly status: number; readonly body: string } {
   const error = toLeaseholdError(err);
-  const status = typeof error.details.http_status === 'number' ? error.details.http_status : HTTP_STATUS[error.code];
-  return ironicError(status, error.message);
+  return ironicError(HTTP_STATUS[error.code], error.message);
 }
 
 /**

@@ -1,10 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { createApp } from '../api/app.js';
-import type { ApiDeps } from '../api/context.js';
 import type { Config } from '../config.js';
-import { ConsoleProxy } from '../console/console-proxy.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { createDriver } from '../drivers/create-driver.js';
 import { IronicDriver } from '../drivers/ironic/ironic-driver.js';
@@ -14,10 +11,10 @@ import { LeaseEngine } from '../engine/lease-engine.js';
 import { Reconciler } from '../engine/reconciler.js';
 import { WebhookDispatcher } from '../engine/webhook-dispatcher.js';
 import { createLogger, type Logger } from '../logger.js';
-import { LeasePlanner } from '../scheduler/lease-planner.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
+import { buildHttpApp } from './http-app.js';
 import { loadPolicy } from './load-policy.js';
 
 export interface RunningServer {
@@ -64,7 +61,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await inventory.start();
     closers.push(async () => inventory.stop());
 
-    const planner = new LeasePlanner(store, clock, { cleaningGapMs: config.cleaningGapMs });
     let engine: LeaseEngine | undefined;
     let reconciler: Reconciler | undefined;
     if (config.role !== 'api') {
@@ -87,10 +83,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       webhooks.start();
       closers.push(() => webhooks.stop());
     }
-    const apiDeps: ApiDeps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: config.cleaningGapMs, engine, policy, ironic: driver instanceof IronicDriver ? driver : null };
-    const consoles = new ConsoleProxy(apiDeps);
-    const consoleSettings = { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl, connections: consoles };
-    const app = createApp({ ...apiDeps, console: consoleSettings });
+    const { app, leasing, consoles } = buildHttpApp({
+      store,
+      driver,
+      inventory,
+      clock,
+      logger,
+      policy,
+      cleaningGapMs: config.cleaningGapMs,
+      ironic: driver instanceof IronicDriver ? driver : null,
+      console: { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl },
+    });
+    leasing.attachEngine(engine ?? null);
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
     // WebSocket upgrades (the serial console) on the same server and port; closed before the server (closers run

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { InvalidRequestError } from '../domain/errors.js';
-import type { Page, PageRequest } from './store.js';
+import type { Page, PageRequest } from './page.js';
 
 export const MAX_PAGE_LIMIT = 1000;
 

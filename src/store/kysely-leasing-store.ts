@@ -18,15 +18,15 @@ import type {
   NewOffer,
   OfferFilter,
 } from './leasing-store.js';
-import { availabilityBookings, type AvailabilityBookingFilter } from './queries/availability-bookings.js';
+import { availabilityBookings, bookings, type AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { heldWindows } from './queries/held-windows.js';
 import { createLease } from './queries/create-lease.js';
 import { insertEvents } from './queries/insert-events.js';
 import { handedOver } from './queries/node-view-query.js';
-import type { Page, PageRequest } from './store.js';
+import { tstzRange } from './queries/ranges.js';
+import type { Page, PageRequest } from './page.js';
 
-const range = (from: Date, to: Date | null) => sql`tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')`;
 
 /** Offers, leases and the audit log on Kysely (PGlite and PostgreSQL alike). */
 export class KyselyLeasingStore implements LeasingStore {
@@ -40,7 +40,7 @@ export class KyselyLeasingStore implements LeasingStore {
           .values({
             node_id: offer.node_id,
             project_id: offer.project_id,
-            period: range(offer.start, offer.end),
+            period: tstzRange(offer.start, offer.end),
             max_lease_ms: offer.max_lease_ms,
             min_lease_ms: offer.min_lease_ms,
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
@@ -79,7 +79,7 @@ export class KyselyLeasingStore implements LeasingStore {
       if (filter.overlapping !== undefined) {
         query = query
           .where('o.withdrawn_at', 'is', null)
-          .where(sql<SqlBool>`o.period && ${range(filter.overlapping.from, filter.overlapping.to)}`);
+          .where(sql<SqlBool>`o.period && ${tstzRange(filter.overlapping.from, filter.overlapping.to)}`);
       }
       const now = sql`${filter.now}::timestamptz`;
       switch (filter.status) {
@@ -124,31 +124,14 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(async () => {
       let query = selectOffers(this.db)
         .where('o.withdrawn_at', 'is', null)
-        .where(sql<SqlBool>`o.period && ${range(from, to)}`);
+        .where(sql<SqlBool>`o.period && ${tstzRange(from, to)}`);
       if (nodeIds !== null) query = query.where('o.node_id', 'in', nodeIds);
       return (await query.orderBy('o.node_id').orderBy(sql`lower(o.period)`).execute()).map(toOffer);
     });
   }
 
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]> {
-    if (nodeIds !== null && nodeIds.length === 0) return Promise.resolve([]);
-    return guard(async () => {
-      let query = this.db
-        .selectFrom('allocations as a')
-        .innerJoin('leases as l', 'l.id', 'a.lease_id')
-        .select([
-          'a.node_id',
-          'a.lease_id',
-          'l.project_id',
-          sql<Date>`lower(a.period)`.as('start'),
-          sql<Date>`upper(a.period)`.as('end'),
-          sql<Date>`upper(a.blocked)`.as('blocked_until'),
-        ])
-        .where('a.holds', '=', true)
-        .where(sql<SqlBool>`a.blocked && ${range(from, to)}`);
-      if (nodeIds !== null) query = query.where('a.node_id', 'in', nodeIds);
-      return query.orderBy('a.node_id').orderBy(sql`lower(a.period)`).execute();
-    });
+    return guard(() => bookings(this.db, { nodeIds, from, to }));
   }
 
   availabilityBookings(filter: AvailabilityBookingFilter): Promise<readonly BookingDetail[]> {

@@ -27,12 +27,11 @@ import type {
   NodeFilter,
   NodeRecord,
   NodeVisibility,
-  Page,
-  PageRequest,
   ProjectPatch,
   Store,
   SyncResult,
 } from './store.js';
+import type { Page, PageRequest } from './page.js';
 
 /**
  * The Store on Kysely, for PGlite and PostgreSQL alike (same SQL, same migrations). Every method translates

@@ -2,7 +2,7 @@ import type { BookingDetail } from '../domain/availability.js';
 import type { AuditEvent, Lease, LeaseRequest, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Interval } from '../domain/scheduling/interval.js';
 import type { AvailabilityBookingFilter } from './queries/availability-bookings.js';
-import type { Page, PageRequest } from './store.js';
+import type { Page, PageRequest } from './page.js';
 
 /**
  * The leasing side of the store: offers, leases with their allocations, the audit log and quarantine. Every

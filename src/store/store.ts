@@ -4,6 +4,7 @@ import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
 import type { LeasingStore } from './leasing-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
+import type { Page, PageRequest } from './page.js';
 
 /**
  * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
@@ -13,19 +14,6 @@ import type { WebhookOutbox } from './webhook-outbox.js';
  * BackendUnavailableError when the database cannot be reached. Time is always passed in (`now`) from the
  * injectable clock, never read from the database, so tests control it.
  */
-
-export interface PageRequest {
-  /** 1..1000 */
-  readonly limit: number;
-  /** The id of the last item of the previous page. */
-  readonly marker?: string | null;
-}
-
-export interface Page<T> {
-  readonly items: readonly T[];
-  /** Pass as `marker` to get the next page; null on the last page. */
-  readonly nextMarker: string | null;
-}
 
 /** Which nodes a caller may see. */
 export type NodeVisibility =

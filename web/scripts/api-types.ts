@@ -3,7 +3,8 @@ import { createApp } from '../../src/api/app.js';
 import type { ApiDeps } from '../../src/api/context.js';
 import { createLogger } from '../../src/logger.js';
 
-export const SCHEMA_FILE = new URL('../src/api/schema.d.ts', import.meta.url);
+/** The API's contract as TypeScript types, for its clients: the web UI and the CLI compile against the API as served. */
+export const SCHEMA_FILE = new URL('../../src/api/openapi-types.d.ts', import.meta.url);
 
 /**
  * The OpenAPI document exactly as the server serves it. The routes only touch their dependencies while handling
@@ -16,7 +17,7 @@ export async function fetchOpenApiDocument(): Promise<Record<string, unknown>> {
   return (await res.json()) as Record<string, unknown>;
 }
 
-/** The text of web/src/api/schema.d.ts for the current API (deterministic, so a test can compare it). */
+/** The text of the generated types for the current API (deterministic, so a test can compare it). */
 export async function generateApiTypes(): Promise<string> {
   const doc = await fetchOpenApiDocument();
   const ast = await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false });

@@ -1,4 +1,5 @@
-// npm run gen:api — writes web/src/api/schema.d.ts from the OpenAPI document of the in-process app.
+// npm run gen:api — writes src/api/openapi-types.d.ts (the web UI's and the CLI's API types) from the OpenAPI
+// document of the in-process app.
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { SCHEMA_FILE, generateApiTypes } from './api-types.js';

@@ -13,7 +13,7 @@ import { isAcceptedInstant } from '../../domain/time-bounds.js';
 import type { NodeView } from '../../domain/inventory.js';
 import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
-import { nodeMatcher, nodesKnownTo } from '../node-access.js';
+import { nodeMatcher, nodesKnownTo } from '../../access/node-access.js';
 import { NextLink, PageQuery } from '../pagination.js';
 import { ExpressionInput, TimeInput, errorResponses, jsonResponse } from '../schemas.js';
 
@@ -175,7 +175,7 @@ export function availabilityRoutes(deps: ApiDeps) {
     // The cleaning gap of a booking just after the window still shortens the last free window in it.
     const bookings = await deps.store.leasing.availabilityBookings({
       from: window.from,
-      to: new Date(to + deps.cleaningGapMs),
+      to: new Date(to + deps.leasing.cleaningGapMs),
       nodeIds: rows.map((n) => n.id),
     });
     const bookingsByNode = group(bookings, (b) => b.node_id);
@@ -184,7 +184,7 @@ export function availabilityRoutes(deps: ApiDeps) {
     const out = rows.map((node) => {
       const nodeOffers = offerWindows(viewer, offersByNode.get(node.id) ?? []);
       const busy = busyIntervals(viewer, node, bookingsByNode.get(node.id) ?? [], now);
-      const free = freeWindows(viewer, node, nodeOffers, busy, { start: from, end: to }, now, deps.cleaningGapMs);
+      const free = freeWindows(viewer, node, nodeOffers, busy, { start: from, end: to }, now, deps.leasing.cleaningGapMs);
       const owned = viewer.projectId !== null && node.owner_project?.id === viewer.projectId;
       return {
         id: node.id,
@@ -216,7 +216,7 @@ export function availabilityRoutes(deps: ApiDeps) {
       url.searchParams.set('marker', rows[rows.length - 1]!.id);
       next = `${url.pathname}?${url.searchParams.toString()}`;
     }
-    return c.json({ from: iso(from), to: iso(to), now: iso(now), cleaning_gap: formatDuration(deps.cleaningGapMs), nodes: out, next }, 200);
+    return c.json({ from: iso(from), to: iso(to), now: iso(now), cleaning_gap: formatDuration(deps.leasing.cleaningGapMs), nodes: out, next }, 200);
   });
 
   return router;

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { InvalidRequestError, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError, UpgradeRequiredError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/identity.js';
 import { canManageOwnedNode, isAdmin, nodeAccess, nodeVisibility } from '../../domain/policy.js';
 import { consoleAccess } from '../../console/console-access.js';
@@ -165,9 +165,7 @@ export function consoleRoutes(deps: ApiDeps) {
 
   router.openapi(stream, () => {
     // WebSocket upgrades never get here (the console proxy takes them off the HTTP server first).
-    throw new InvalidRequestError('this is a console WebSocket endpoint: connect to it with a WebSocket client', {
-      details: { http_status: 426 },
-    });
+    throw new UpgradeRequiredError('this is a console WebSocket endpoint: connect to it with a WebSocket client');
   });
 
   return router;

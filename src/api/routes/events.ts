@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { NIL_UUID } from '../../domain/ids.js';
 import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
@@ -55,7 +56,7 @@ export function eventRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const q = c.req.valid('query');
     let projectId: string | undefined;
-    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? '00000000-0000-0000-0000-000000000000';
+    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? NIL_UUID;
     let nodeId = q.node_id;
     if (nodeId !== undefined) nodeId = (await deps.store.getNode(nodeId, { kind: 'all' }))?.id ?? nodeId;
     const page = await deps.store.leasing.listEvents(
@@ -66,7 +67,7 @@ export function eventRoutes(deps: ApiDeps) {
         type: q.type,
         since: q.since ? new Date(q.since) : undefined,
         until: q.until ? new Date(q.until) : undefined,
-        visible_to: isAdmin(principal) ? undefined : (principal.projectId ?? '00000000-0000-0000-0000-000000000000'),
+        visible_to: isAdmin(principal) ? undefined : (principal.projectId ?? NIL_UUID),
       },
       { limit: q.limit, marker: q.marker },
     );

@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { NIL_UUID } from '../../domain/ids.js';
 import { formatDuration, parseDuration } from '../../domain/duration.js';
-import { ForbiddenError, InvalidRequestError, LeaseConflictError, NotFoundError } from '../../domain/errors.js';
+import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import type { Principal, Project } from '../../domain/identity.js';
-import type { Lease } from '../../domain/leasing.js';
+import { LEASE_STATES, type Lease, type LeaseState } from '../../domain/leasing.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import { canChangeLeasesOf, canSeeProject, isAdmin } from '../../domain/policy.js';
-import type { LeaseAsk } from '../../scheduler/lease-planner.js';
+import type { LeaseAsk } from '../../leasing/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
@@ -13,7 +14,7 @@ import { leaseJson, type LeaseNames } from '../serializers.js';
 
 /** A lease's start and end book time: within 10 years of now (checked against the clock in ask()). */
 const Time = TimeInput.openapi({ description: 'RFC 3339, within 10 years of now.' });
-const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
+const STATES = LEASE_STATES as [LeaseState, ...LeaseState[]];
 
 const LeaseBody = z
   .object({
@@ -147,10 +148,7 @@ const deleteLease = createRoute({
 });
 
 /** An owner filter that matches no node (an unknown project, or one the caller may not ask about). */
-const NO_OWNER = { project_id: '00000000-0000-0000-0000-000000000000', project_name: '00000000-0000-0000-0000-000000000000' };
-
-/** Lost races for a node are retried with a fresh plan this many times before answering lease_conflict. */
-const CONFLICT_RETRIES = 3;
+const NO_OWNER = { project_id: NIL_UUID, project_name: NIL_UUID };
 
 export function leaseRoutes(deps: ApiDeps) {
   const router = createRouter();
@@ -198,7 +196,7 @@ export function leaseRoutes(deps: ApiDeps) {
 
   router.openapi(quoteLease, async (c) => {
     const project = await callerProject(c.get('principal'));
-    const plan = await deps.planner.plan(project, ask(c.req.valid('json')));
+    const plan = await deps.leasing.quote(project, ask(c.req.valid('json')));
     return c.json(
       {
         start: plan.start.toISOString(),
@@ -215,40 +213,16 @@ export function leaseRoutes(deps: ApiDeps) {
     const project = await callerProject(principal);
     if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
     const body = c.req.valid('json');
-    for (let attempt = 1; ; attempt++) {
-      const plan = await deps.planner.plan(project, ask(body));
-      try {
-        const lease = await deps.store.leasing.createLease(
-          {
-            name: body.name ?? `lease-${plan.start.toISOString().slice(0, 16)}`,
-            project_id: project.id,
-            created_by: principal.userId,
-            start: plan.start,
-            end: plan.end,
-            request: { nodes: body.nodes, groups: body.groups },
-            allocations: plan.allocations,
-            cleaning_gap_ms: deps.cleaningGapMs,
-            max_nodes: project.quota.max_nodes ?? null,
-          },
-          [{ type: 'lease.created', actor: principal.userName, actor_user_id: principal.userId, project_id: project.id, message: `${plan.allocations.length} nodes` }],
-          deps.clock.now(),
-        );
-        deps.engine?.wake();
-        c.get('log').info({ lease: lease.id, nodes: plan.allocations.length }, 'lease created');
-        return c.json(leaseJson(lease, await names([lease])), 201);
-      } catch (err) {
-        // Another request took a node between our plan and our insert: plan again against the new bookings.
-        if (err instanceof LeaseConflictError && attempt < CONFLICT_RETRIES) continue;
-        throw err;
-      }
-    }
+    const lease = await deps.leasing.create(project, ask(body), { name: body.name, actor: principal });
+    c.get('log').info({ lease: lease.id, nodes: lease.allocations.length }, 'lease created');
+    return c.json(leaseJson(lease, await names([lease])), 201);
   });
 
   router.openapi(listLeases, async (c) => {
     const principal = c.get('principal');
     const q = c.req.valid('query');
     let projectId: string | undefined;
-    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? '00000000-0000-0000-0000-000000000000';
+    if (q.project !== undefined) projectId = (await deps.store.findProject(q.project))?.id ?? NIL_UUID;
     let nodeId: string | undefined;
     if (q.node_id !== undefined) nodeId = (await deps.store.getNode(q.node_id, { kind: 'all' }))?.id ?? q.node_id;
     let owner: { project_id: string; project_name: string } | undefined;
@@ -283,20 +257,8 @@ export function leaseRoutes(deps: ApiDeps) {
         details: { field: 'end' },
       });
     }
-    const extending = end.getTime() > lease.end.getTime();
     const project = (await deps.store.findProject(lease.project_id))!;
-    // An extension is a request for the extra time on the same nodes, under the same rules as a new lease.
-    if (extending) await deps.planner.checkExtension(project, lease, end);
-    const updated = await deps.store.leasing.changeLeaseEnd(
-      lease.id,
-      end,
-      deps.cleaningGapMs,
-      [{ type: end > lease.end ? 'lease.extended' : 'lease.shortened', actor: principal.userName, actor_user_id: principal.userId, lease_id: lease.id, project_id: lease.project_id, details: { from: lease.end.toISOString(), to: end.toISOString() } }],
-      now,
-      // The node quota again, under the store's lock: a concurrent create or extension may have taken the room.
-      extending ? (project.quota.max_nodes ?? null) : null,
-    );
-    deps.engine?.wake();
+    const updated = await deps.leasing.changeEnd(project, lease, end, principal);
     return c.json(leaseJson(updated, await names([updated])), 200);
   });
 
@@ -304,13 +266,7 @@ export function leaseRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const lease = await visibleLease(principal, c.req.valid('param').id);
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can end a lease");
-    const now = deps.clock.now();
-    const event = { actor: principal.userName, actor_user_id: principal.userId, lease_id: lease.id, project_id: lease.project_id };
-    const updated =
-      lease.start.getTime() > now.getTime() && lease.state === 'pending'
-        ? await deps.store.leasing.cancelLease(lease.id, [{ ...event, type: 'lease.cancelled' }], now)
-        : await deps.store.leasing.changeLeaseEnd(lease.id, now, deps.cleaningGapMs, [{ ...event, type: 'lease.ended_early' }], now);
-    deps.engine?.wake();
+    const updated = await deps.leasing.end(lease, principal);
     return c.json(leaseJson(updated, await names([updated])), 200);
   });
 

@@ -1,4 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { NIL_UUID } from '../../domain/ids.js';
+import { mayUseOffer } from '../../domain/availability.js';
 import { parseDuration } from '../../domain/duration.js';
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/identity.js';
@@ -8,7 +10,7 @@ import { subtract, type Interval } from '../../domain/scheduling/interval.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import type { OfferStatus } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
-import { nodeForCaller, nodesMatching } from '../node-access.js';
+import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { offerJson } from '../serializers.js';
@@ -113,8 +115,7 @@ export function offerStatus(o: Offer, now: Date): OfferStatus {
 
 export function offerRoutes(deps: ApiDeps) {
   const router = createRouter();
-  const canSee = (p: Principal, o: Offer) =>
-    isAdmin(p) || o.project_id === p.projectId || o.allowed_projects === null || (p.projectId !== null && o.allowed_projects.includes(p.projectId));
+  const canSee = (p: Principal, o: Offer) => mayUseOffer({ isAdmin: isAdmin(p), projectId: p.projectId }, o);
 
   /** Offers as JSON with their status and free windows (from now on, minus bookings and cleaning gaps). */
   async function render(offers: readonly Offer[]) {
@@ -179,7 +180,7 @@ export function offerRoutes(deps: ApiDeps) {
     let nodeId: string | undefined;
     if (q.node_id !== undefined) nodeId = (await nodeIdFor(q.node_id)) ?? '00000000-no-such-node';
     let ownerId: string | undefined;
-    if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? '00000000-0000-0000-0000-000000000000';
+    if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? NIL_UUID;
     let nodeIds: string[] | undefined;
     if (q.where !== undefined) nodeIds = await nodesMatching(deps, principal, q.where);
     if (q.from !== undefined && q.to !== undefined && Date.parse(q.to) <= Date.parse(q.from)) {

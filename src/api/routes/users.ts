@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { NIL_UUID } from '../../domain/ids.js';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import { Role } from '../../domain/identity.js';
 import { canCreateUser, canDeleteUser, canSeeProject, isAdmin } from '../../domain/policy.js';
@@ -121,7 +122,7 @@ export function userRoutes(deps: ApiDeps) {
       if (!project || !canSeeProject(principal, project.id)) throw new NotFoundError('project', project_id);
       projectFilter = project.id;
     }
-    if (!isAdmin(principal)) projectFilter = principal.projectId ?? '00000000-0000-0000-0000-000000000000';
+    if (!isAdmin(principal)) projectFilter = principal.projectId ?? NIL_UUID;
     const page = await deps.store.listUsers({ project_id: projectFilter }, { limit, marker });
     return c.json({ users: page.items.map(userJson), next: nextLink(c.req.url, page) }, 200);
   });

@@ -1,6 +1,6 @@
 import { formatDuration } from '../duration.js';
 import type { NodeView } from '../inventory.js';
-import type { Offer } from '../leasing.js';
+import { offerAllows, type Offer } from '../leasing.js';
 import type { Interval } from './interval.js';
 
 /** A window already held on a node (an allocation), with its cleaning gap. */
@@ -62,7 +62,7 @@ function checkPolicy(node: NodeView, window: Interval, ctx: AssessContext): stri
   if (covering.length === 0) return 'no offer covers the whole window';
   let reason = '';
   for (const o of covering) {
-    if (o.allowed_projects !== null && !o.allowed_projects.includes(ctx.project.id)) {
+    if (!offerAllows(o, ctx.project.id)) {
       reason ||= 'not offered to this project';
     } else if (o.max_lease_ms !== null && duration > o.max_lease_ms) {
       reason = `offer allows at most ${formatDuration(o.max_lease_ms)}`;

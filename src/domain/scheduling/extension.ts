@@ -1,4 +1,5 @@
 import type { NodeView } from '../inventory.js';
+import { offerAllows } from '../leasing.js';
 import type { AssessContext, Refusal } from './assess.js';
 
 /**
@@ -13,7 +14,7 @@ export function latestEnd(node: NodeView, leaseStart: number, ctx: AssessContext
     policy = leaseStart;
     for (const o of ctx.offersByNode.get(node.id) ?? []) {
       if (o.start.getTime() > leaseStart) continue;
-      if (o.allowed_projects !== null && !o.allowed_projects.includes(ctx.project.id)) continue;
+      if (!offerAllows(o, ctx.project.id)) continue;
       const cap = Math.min(o.end?.getTime() ?? Infinity, o.max_lease_ms === null ? Infinity : leaseStart + o.max_lease_ms);
       policy = Math.max(policy, cap);
     }

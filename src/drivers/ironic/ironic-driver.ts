@@ -73,7 +73,7 @@ export class IronicDriver implements HardwareDriver {
     return toDriverNode(body);
   }
 
-  async updateNode(id: string, update: NodeUpdate): Promise<DriverNode> {
+  async updateNode(id: string, update: NodeUpdate, current?: DriverNode): Promise<DriverNode> {
     for (const field of ['owner', 'lessee'] as const) {
       const value: unknown = update[field];
       if (value !== undefined && value !== null && (typeof value !== 'string' || value.length > 255)) {
@@ -84,8 +84,19 @@ export class IronicDriver implements HardwareDriver {
       if (value !== null && typeof value !== 'string') throw new InvalidRequestError(`extra.${key}: expected a string or null`);
       if (key === '') throw new InvalidRequestError('extra: keys must not be empty');
     }
+    if (current) {
+      try {
+        return await this.patchNode(id, update, current);
+      } catch (err) {
+        // A `remove` of what someone else removed since `current` was read: read afresh and build it again.
+        if (!(err instanceof InvalidRequestError)) throw err;
+      }
+    }
     // Ironic refuses to `remove` what is not there: read first, remove only what exists.
-    const current = await this.getNode(id);
+    return this.patchNode(id, update, await this.getNode(id));
+  }
+
+  private async patchNode(id: string, update: NodeUpdate, current: DriverNode): Promise<DriverNode> {
     const patch: Array<{ op: 'add' | 'replace' | 'remove'; path: string; value?: unknown }> = [];
     for (const field of ['owner', 'lessee'] as const) {
       const value = update[field];

@@ -1,12 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
-import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
+import { FINISHED_LEASE_STATES, type Lease, type NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
 import { checkNodeQuotaLocked, lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
+import { tstzRange } from './ranges.js';
 
-const FINISHED = ['ended', 'cancelled', 'failed'];
 /** Allocations whose window may still move: not yet released, quarantined or cancelled. */
 const MOVABLE = ['reserved', 'starting', 'active'];
 
@@ -27,7 +27,7 @@ export async function changeLeaseEnd(
   return db.transaction().execute(async (trx) => {
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!lease) throw new NotFoundError('lease', id);
-    if (FINISHED.includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
+    if ((FINISHED_LEASE_STATES as readonly string[]).includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
     const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).execute();
     await lockNodes(trx, nodes.map((n) => n.node_id));
     if (maxNodes !== null && end.getTime() > lease.end_at.getTime()) {
@@ -44,8 +44,8 @@ export async function changeLeaseEnd(
     await trx
       .updateTable('allocations')
       .set({
-        period: sql`tstzrange(lower(period), ${end}::timestamptz, '[)')`,
-        blocked: sql`tstzrange(lower(period), ${blockedUntil}::timestamptz, '[)')`,
+        period: tstzRange(sql`lower(period)`, end),
+        blocked: tstzRange(sql`lower(period)`, blockedUntil),
         updated_at: now,
       })
       .where('lease_id', '=', id)

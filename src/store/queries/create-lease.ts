@@ -6,6 +6,7 @@ import type { NewLease } from '../leasing-store.js';
 import { checkQuota } from '../../domain/scheduling/quota.js';
 import { heldWindows } from './held-windows.js';
 import { insertEvents } from './insert-events.js';
+import { tstzRange } from './ranges.js';
 
 /**
  * Books a lease in one transaction: the lease, its allocations (the exclusion constraint over
@@ -41,8 +42,8 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
           node_id: a.node_id,
           group_index: a.group_index,
           state: 'reserved',
-          period: sql`tstzrange(${input.start}::timestamptz, ${input.end}::timestamptz, '[)')`,
-          blocked: sql`tstzrange(${input.start}::timestamptz, ${blockedUntil}::timestamptz, '[)')`,
+          period: tstzRange(input.start, input.end),
+          blocked: tstzRange(input.start, blockedUntil),
           updated_at: now,
         })),
       )

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../database.js';
 import type { LeaseTask } from '../engine-store.js';
+import { FINAL_STATES_SQL } from './node-view-query.js';
 
 interface TaskRow {
   id: string;
@@ -29,7 +30,7 @@ export function taskIsBlocked(now: Date | null): RawBuilder<boolean> {
          where p.node_id = a.node_id
            and p.id <> a.id
            and p.holds
-           and p.state not in ('released', 'quarantined', 'cancelled')
+           and p.state not in (${FINAL_STATES_SQL})
            and lower(p.period) < lower(a.period))
       or (${beforeEnd} and exists (
         select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null)))))`;

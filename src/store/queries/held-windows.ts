@@ -1,6 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Interval } from '../../domain/scheduling/interval.js';
 import type { Database } from '../database.js';
+import { tstzRange } from './ranges.js';
 
 /**
  * The windows of the allocations `projectId` holds that overlap [from, to) — the input of the node quota
@@ -20,7 +21,7 @@ export async function heldWindows(
     .select([sql<Date>`lower(a.period)`.as('start'), sql<Date>`upper(a.period)`.as('end')])
     .where('l.project_id', '=', projectId)
     .where('a.holds', '=', true)
-    .where(sql<SqlBool>`a.period && tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')`)
+    .where(sql<SqlBool>`a.period && ${tstzRange(from, to)}`)
     .$if(exceptLeaseId !== undefined, (qb) => qb.where('l.id', '<>', exceptLeaseId!))
     .execute();
   return rows.map((r) => ({ start: new Date(r.start).getTime(), end: new Date(r.end).getTime() }));

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
+import { FINAL_ALLOCATION_STATES } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import type { NodeFilter, NodeVisibility } from '../store.js';
 
@@ -64,6 +65,9 @@ export function leasedAt(projectId: string, now: Date) {
       and l.state not in ('cancelled', 'failed') and ${handedOver}`;
 }
 
+/** FINAL_ALLOCATION_STATES as SQL literals (constants rather than parameters, so the planner sees them). */
+export const FINAL_STATES_SQL = sql.join(FINAL_ALLOCATION_STATES.map((state) => sql.lit(state)));
+
 /**
  * The part of an access decision beyond the lease's times (for allocation `a`): the node is not quarantined, and
  * no earlier allocation on it is still unfinished — so when cleaning overruns the gap, the next lessee gets the
@@ -71,4 +75,4 @@ export function leasedAt(projectId: string, now: Date) {
  */
 export const handedOver = sql<boolean>`not exists (select 1 from nodes q where q.id = a.node_id and q.quarantined_at is not null)
   and not exists (select 1 from allocations prev where prev.node_id = a.node_id and prev.holds
-    and lower(prev.period) < lower(a.period) and prev.state not in ('released', 'quarantined', 'cancelled'))`;
+    and lower(prev.period) < lower(a.period) and prev.state not in (${FINAL_STATES_SQL}))`;

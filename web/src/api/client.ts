@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { components, paths } from '../../../src/api/openapi-types';
 
 /** The typed API client: paths, parameters and bodies checked against the server's OpenAPI document. */
 export type Api = Client<paths>;

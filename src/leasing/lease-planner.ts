@@ -1,11 +1,10 @@
 import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError, LeaseConflictError, LeaseUnavailableError, PolicyViolationError } from '../domain/errors.js';
-import { checkExpression, knownFacts } from '../domain/expression/check.js';
+import { compileRequirement } from '../domain/expression/compile.js';
 import { evaluate } from '../domain/expression/evaluate.js';
-import { parseExpression } from '../domain/expression/parser.js';
 import type { Project } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
-import type { Lease, Offer } from '../domain/leasing.js';
+import { offerAllows, type Lease, type Offer } from '../domain/leasing.js';
 import { assessNode, type AssessContext, type Held } from '../domain/scheduling/assess.js';
 import { extensionRefusal, latestEnd } from '../domain/scheduling/extension.js';
 import { earliestStart, explain, planWindow, type GroupSpec } from '../domain/scheduling/plan.js';
@@ -145,18 +144,10 @@ export class LeasePlanner {
 
   private groups(ask: LeaseAsk, nodes: readonly NodeView[]): GroupSpec[] {
     const specs: GroupSpec[] = [];
-    const known = knownFacts(nodes.map((n) => n.facts));
+    const facts = nodes.map((n) => n.facts);
     (ask.groups ?? []).forEach((g, i) => {
-      try {
-        const expr = parseExpression(g.where);
-        checkExpression(g.where, expr, known);
-        specs.push({ count: g.count, where: g.where, expr });
-      } catch (err) {
-        if (err instanceof InvalidRequestError) {
-          throw new InvalidRequestError(`groups[${i}].where: ${err.message}`, { details: { ...err.details, field: `groups.${i}.where` } });
-        }
-        throw err;
-      }
+      const expr = compileRequirement(g.where, facts, { name: `groups.${i}.where`, label: `groups[${i}].where` });
+      specs.push({ count: g.count, where: g.where, expr });
     });
     const byKey = new Map<string, NodeView>();
     for (const n of nodes) {
@@ -207,9 +198,7 @@ function context(
 function hideUnoffered(groups: readonly GroupSpec[], project: Project, offers: readonly Offer[]): void {
   for (const g of groups) {
     if (!('node' in g) || g.node.owner_project?.id === project.id) continue;
-    const offered = offers.some(
-      (o) => o.node_id === g.node.id && (o.allowed_projects === null || o.allowed_projects.includes(project.id)),
-    );
+    const offered = offers.some((o) => o.node_id === g.node.id && offerAllows(o, project.id));
     if (!offered) {
       throw new InvalidRequestError(`nodes: no node ${JSON.stringify(g.asked)} is known to you`, {
         details: { field: 'nodes', node: g.asked },

@@ -3006,6 +3006,22 @@ export interface components {
             maintenance_reason: string | null;
             last_error: string | null;
             console_enabled: boolean;
+            /** @description Cleaning failed at a lease's end: no new lease until its owner or the operator clears it. */
+            quarantined: boolean;
+            /** @description Ironic's last_error from the failed cleaning (not shown to a lessee). */
+            quarantine_reason: string | null;
+            /** @description The lease on the node right now, shown to its owner, the operator and the lessee. */
+            lease: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                project_id: string;
+                /**
+                 * Format: date-time
+                 * @example 2030-01-01T00:00:00.000Z
+                 */
+                end: string;
+            } | null;
             /**
              * Format: date-time
              * @example 2030-01-01T00:00:00.000Z

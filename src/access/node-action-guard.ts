@@ -2,7 +2,7 @@ import { NotFoundError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import type { AccessGuard } from '../drivers/hardware-driver.js';
-import type { ApiDeps } from './context.js';
+import type { EntryDeps } from './entry-deps.js';
 import { nodeForCaller, type NodeInView } from './node-access.js';
 
 export interface NodeActionRule {
@@ -23,7 +23,7 @@ export interface NodeActionRule {
  * The deadline is the end of the lease when the action is allowed only through the lease (a lessee's power-on);
  * an owner's or the operator's call has none, whatever lease is running.
  */
-export function nodeActionGuard(deps: ApiDeps, principal: Principal, ident: string, found: NodeInView, rule: NodeActionRule): AccessGuard {
+export function nodeActionGuard(deps: EntryDeps, principal: Principal, ident: string, found: NodeInView, rule: NodeActionRule): AccessGuard {
   let deadline = deadlineOf(found, rule);
   let decided = true; // `found` is a decision from the store, taken for this request
   return {

@@ -1,15 +1,13 @@
-import { InvalidRequestError, NotFoundError } from '../domain/errors.js';
-import { checkExpression, knownFacts } from '../domain/expression/check.js';
+import { NotFoundError } from '../domain/errors.js';
+import { compileRequirement } from '../domain/expression/compile.js';
 import { evaluate } from '../domain/expression/evaluate.js';
-import { parseExpression } from '../domain/expression/parser.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
 import { nodeAccess, nodeSubject, nodeVisibility, type NodeAccess } from '../domain/policy.js';
+import { checkIdOrName } from '../domain/text-bounds.js';
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import type { CurrentLease } from '../store/leasing-store.js';
-import type { ApiDeps } from './context.js';
-import { checkIdOrName } from './lookups.js';
-import { nodeJson } from './serializers.js';
+import type { EntryDeps } from './entry-deps.js';
 
 export interface NodeInView {
   readonly node: NodeView;
@@ -23,7 +21,7 @@ export interface NodeInView {
  * Finds a node the caller may see and how it relates to it, deciding from the lease table at this instant:
  * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404.
  */
-export async function nodeForCaller(deps: ApiDeps, principal: Principal, idOrName: string): Promise<NodeInView> {
+export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string): Promise<NodeInView> {
   checkIdOrName(idOrName, 'node');
   const now = deps.clock.now();
   const node = await deps.store.getNode(idOrName, nodeVisibility(principal, now));
@@ -35,30 +33,14 @@ export async function nodeForCaller(deps: ApiDeps, principal: Principal, idOrNam
   return { node, access, lease, subject: nodeSubject(principal, node, leasedByCaller) };
 }
 
-/** Nodes as JSON for this caller: the current lease shown to the operator, the owner and the lessee only. */
-export async function nodesJson(deps: ApiDeps, principal: Principal, nodes: readonly NodeView[]) {
-  const leases = await deps.store.leasing.currentLeases(nodes.map((n) => n.id), deps.clock.now());
-  return nodes.map((node) => {
-    const lease = leases.get(node.id) ?? null;
-    const access = nodeAccess(principal, node, lease !== null && lease.project_id === principal.projectId) ?? 'lessee';
-    return nodeJson(node, { access, lease });
-  });
-}
-
 /**
  * A `where=` requirement expression as a test on nodes, checked against the facts the inventory knows (`nodes`);
  * a bad one is a 400 naming the position, with `details.field: "where"`. One grammar for nodes, offers, the
  * availability timeline and lease groups.
  */
 export function nodeMatcher(source: string, nodes: readonly NodeView[]): (node: NodeView) => boolean {
-  try {
-    const expr = parseExpression(source);
-    checkExpression(source, expr, knownFacts(nodes.map((n) => n.facts)));
-    return (node) => evaluate(expr, node);
-  } catch (err) {
-    if (err instanceof InvalidRequestError) throw new InvalidRequestError(err.message, { details: { ...err.details, field: 'where' } });
-    throw err;
-  }
+  const expr = compileRequirement(source, nodes.map((n) => n.facts), { name: 'where' });
+  return (node) => evaluate(expr, node);
 }
 
 /**
@@ -66,7 +48,7 @@ export function nodeMatcher(source: string, nodes: readonly NodeView[]): (node: 
  * offered. An expression's known facts come from these alone, so an unknown-fact answer never lists the facts of
  * nodes the caller cannot see (issue 11).
  */
-export async function nodesKnownTo(deps: ApiDeps, principal: Principal): Promise<readonly NodeView[]> {
+export async function nodesKnownTo(deps: EntryDeps, principal: Principal): Promise<readonly NodeView[]> {
   const all = await deps.store.allNodes();
   const visibility = nodeVisibility(principal, deps.clock.now());
   if (visibility.kind === 'all') return all;
@@ -79,7 +61,7 @@ export async function nodesKnownTo(deps: ApiDeps, principal: Principal): Promise
 }
 
 /** The ids of the nodes a `where=` expression matches, among those the caller may know of. */
-export async function nodesMatching(deps: ApiDeps, principal: Principal, source: string): Promise<string[]> {
+export async function nodesMatching(deps: EntryDeps, principal: Principal, source: string): Promise<string[]> {
   const nodes = await nodesKnownTo(deps, principal);
   const matches = nodeMatcher(source, nodes);
   return nodes.filter(matches).map((n) => n.id);

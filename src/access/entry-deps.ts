@@ -1,0 +1,38 @@
+import type { Clock } from '../domain/clock.js';
+import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
+import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import type { LeaseService } from '../leasing/lease-service.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { InventoryPort } from './inventory-port.js';
+import type { IronicForwarder } from './ironic-forwarder.js';
+
+/**
+ * What every entry point — the REST API (src/api/), the Ironic-compatible gateway (src/gateway/) and the serial
+ * console (src/console/) — is given: the ports, never a concrete class of the engine or a driver's internals.
+ * server/start-server.ts builds it once per process.
+ */
+export interface EntryDeps {
+  readonly store: Store;
+  readonly driver: HardwareDriver;
+  readonly inventory: InventoryPort;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Quotes, leases, extensions and ends: plan, book, wake the engine (src/leasing/). */
+  readonly leasing: LeaseService;
+  /** The node policy (defaults, or with the operator's LEASEHOLD_POLICY_FILE): asked by every entry point. */
+  readonly policy: NodePolicy;
+  /** Ironic behind the `/baremetal` gateway (the ironic driver); null or absent: the gateway answers 403. */
+  readonly ironic?: IronicForwarder | null;
+  /** The serial console; unset: 10-minute tokens, URLs from the request's host, no open connections. */
+  readonly console?: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  /** How long a console token can be used to open connections (LEASEHOLD_CONSOLE_TOKEN_TTL). */
+  readonly tokenTtlMs: number;
+  /** The server's public base URL (LEASEHOLD_PUBLIC_URL), for the consoles' ws:// or wss:// URLs. */
+  readonly publicUrl: string | null;
+  /** This process's open console connections: those of a revoked token are cut at once (other replicas: ≤ 1 s). */
+  readonly connections?: { closeToken(id: string): number };
+}

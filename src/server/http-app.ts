@@ -1,0 +1,68 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { EntryDeps } from '../access/entry-deps.js';
+import type { InventoryPort } from '../access/inventory-port.js';
+import type { IronicForwarder } from '../access/ironic-forwarder.js';
+import { createApp } from '../api/app.js';
+import type { AppEnv } from '../api/context.js';
+import { ConsoleProxy, type ConsoleProxyOptions } from '../console/console-proxy.js';
+import type { Clock } from '../domain/clock.js';
+import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
+import type { HardwareDriver } from '../drivers/hardware-driver.js';
+import { LeaseService } from '../leasing/lease-service.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+
+export interface HttpAppParts {
+  readonly store: Store;
+  readonly driver: HardwareDriver;
+  readonly inventory: InventoryPort;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly policy: NodePolicy;
+  /** LEASEHOLD_CLEANING_GAP. */
+  readonly cleaningGapMs: number;
+  /** Ironic behind `/baremetal` (the ironic driver), or null. */
+  readonly ironic: IronicForwarder | null;
+  readonly console: {
+    /** LEASEHOLD_CONSOLE_TOKEN_TTL. */
+    readonly tokenTtlMs: number;
+    /** LEASEHOLD_PUBLIC_URL. */
+    readonly publicUrl: string | null;
+    /** The proxy's timings and caps (tests shorten them). */
+    readonly proxy?: Partial<ConsoleProxyOptions>;
+  };
+}
+
+export interface HttpApp {
+  /** The REST API, the `/baremetal` gateway, the docs and the web UI: `app.fetch` serves them. */
+  readonly app: OpenAPIHono<AppEnv>;
+  readonly deps: EntryDeps;
+  readonly leasing: LeaseService;
+  /** The serial console's WebSocket side: `consoles.attach(server)` once the server listens. */
+  readonly consoles: ConsoleProxy;
+}
+
+/**
+ * The entry points of one process wired over its ports: the leasing service, the console proxy, and the HTTP app
+ * that serves the REST API and mounts the gateway. The server (start-server.ts), the tests (test/support/test-app.ts)
+ * and the benchmark wire through this one function, so what they exercise is what runs.
+ */
+export function buildHttpApp(parts: HttpAppParts): HttpApp {
+  const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs });
+  const base: EntryDeps = {
+    store: parts.store,
+    driver: parts.driver,
+    inventory: parts.inventory,
+    clock: parts.clock,
+    logger: parts.logger,
+    leasing,
+    policy: parts.policy,
+    ironic: parts.ironic,
+  };
+  const consoles = new ConsoleProxy(base, parts.console.proxy);
+  const deps: EntryDeps = {
+    ...base,
+    console: { tokenTtlMs: parts.console.tokenTtlMs, publicUrl: parts.console.publicUrl, connections: consoles },
+  };
+  return { app: createApp(deps), deps, leasing, consoles };
+}
