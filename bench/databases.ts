@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Kysely } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../store/database.js';
-import { KyselyStore } from '../store/kysely-store.js';
-import { MEMORY_DATA_DIR, openPGlite } from '../store/open-pglite.js';
-import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { Database } from '../src/store/database.js';
+import { KyselyStore } from '../src/store/kysely-store.js';
+import { MEMORY_DATA_DIR, openPGlite } from '../src/store/open-pglite.js';
+import { openStore } from '../src/store/open-store.js';
+import type { Store } from '../src/store/store.js';
 import type { EngineName } from './options.js';
 
 /** Raw SQL beside the store, for bulk seeding and the checks afterwards. */

@@ -14,8 +14,8 @@ import { sleep } from './stats.js';
  * process, and a lessee with an active lease on the first node. The measuring is in gateway-latency.ts.
  */
 
-const SCRIPT = fileURLToPath(new URL('../../scripts/ironic-standalone.sh', import.meta.url));
-const LEASEHOLD_BIN = fileURLToPath(new URL('../../bin/leasehold.js', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../scripts/ironic-standalone.sh', import.meta.url));
+const LEASEHOLD_BIN = fileURLToPath(new URL('../bin/leasehold.js', import.meta.url));
 /** Both sides send the microversion the Zed `baremetal` CLI sends; the gateway forwards the client's. */
 const MICROVERSION = '1.78';
 /**

@@ -1,4 +1,4 @@
-import type { SimulatedNodeSpec } from '../drivers/simulated/simulated-driver.js';
+import type { SimulatedNodeSpec } from '../src/drivers/simulated/simulated-driver.js';
 import { prng } from './stats.js';
 
 /** The projects that own the benchmark's nodes (every node is owned, and offered by its owner). */

@@ -1,6 +1,6 @@
-import { PowerTarget } from '../drivers/hardware-driver.js';
-import { SimulatedDriver } from '../drivers/simulated/simulated-driver.js';
-import { LeaseEngine } from '../engine/lease-engine.js';
+import { PowerTarget } from '../src/drivers/hardware-driver.js';
+import { SimulatedDriver } from '../src/drivers/simulated/simulated-driver.js';
+import { LeaseEngine } from '../src/engine/lease-engine.js';
 import { CLEANING_GAP_MS, bootstrapAdmin, buildApp, expectStatus, projectMember, silentLogger, type BenchApp } from './bench-app.js';
 import { openBenchDatabase, type BenchSql } from './databases.js';
 import { endNodes } from './inventory.js';
@@ -57,7 +57,7 @@ export async function benchLeaseEnds(
   let leaseEngine: LeaseEngine | null = null;
   try {
     await bootstrapAdmin(db.store);
-    const app = buildApp(db.store, driver);
+    const app = await buildApp(db.store, driver);
     await projectMember(app, 'end-owner');
     const lessee = await projectMember(app, 'end-lessee');
     await app.inventory.syncAll();
@@ -88,7 +88,7 @@ export async function benchLeaseEnds(
     const createS = elapsedMs(createStarted) / 1000;
 
     leaseEngine = new LeaseEngine({ store: db.store, driver, clock: app.clock, logger: silentLogger, inventory: app.inventory });
-    app.attachEngine(leaseEngine);
+    app.leasing.attachEngine(leaseEngine);
     const handOverStarted = performance.now();
     leaseEngine.start();
     await until(db.sql, `select count(*)::int as n from allocations where state = 'active'`, sizes.ends, timeoutMs);

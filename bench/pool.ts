@@ -1,5 +1,5 @@
-import { SimulatedDriver } from '../drivers/simulated/simulated-driver.js';
-import type { SimulatedTimings } from '../drivers/simulated/simulated-driver.js';
+import { SimulatedDriver } from '../src/drivers/simulated/simulated-driver.js';
+import type { SimulatedTimings } from '../src/drivers/simulated/simulated-driver.js';
 import { CLEANING_GAP_MS, bootstrapAdmin, buildApp, projectMember, type BenchApp } from './bench-app.js';
 import { openBenchDatabase, type BenchDatabase } from './databases.js';
 import { OWNER_PROJECTS, benchInventory } from './inventory.js';
@@ -35,7 +35,7 @@ export async function seedPool(engine: EngineName, adminUrl: string, sizes: Pick
   const driver = new SimulatedDriver({ nodes: benchInventory(sizes.nodes, sizes.raceNodes), timings: FAST_TIMINGS });
   try {
     await bootstrapAdmin(db.store);
-    const app = buildApp(db.store, driver);
+    const app = await buildApp(db.store, driver);
     for (const owner of OWNER_PROJECTS) await projectMember(app, owner);
     const lesseeTokens: string[] = [];
     for (let i = 0; i < LESSEE_PROJECTS; i++) lesseeTokens.push((await projectMember(app, `lessee-${i}`)).token);

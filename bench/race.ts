@@ -52,7 +52,7 @@ export async function benchRace(
   const apps: BenchApp[] = [pool.app];
   let topology = 'one app, PGlite (single session)';
   if (pool.db.engine === 'postgres') {
-    apps.push(buildApp(await pool.db.openReplicaStore(), pool.driver));
+    apps.push(await buildApp(await pool.db.openReplicaStore(), pool.driver));
     topology = '2 in-process apps, each its own pg pool of 10, one database';
   }
   const perLease = 2;

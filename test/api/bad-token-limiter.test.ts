@@ -1,12 +1,8 @@
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app.js';
-import { AuthLimiter, clientKey } from '../../src/api/auth-limiter.js';
+import { AuthLimiter, clientKey } from '../../src/access/auth-limiter.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
-import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
-import { createLogger } from '../../src/logger.js';
-import { LeasePlanner } from '../../src/scheduler/lease-planner.js';
-import { ADMIN_TOKEN, CLEANING_GAP_MS, startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../support/test-app.js';
 
 /** What @hono/node-server hands the app for a connection from `address`. */
 const from = (address: string) => ({ incoming: { socket: { remoteAddress: address } } });
@@ -16,8 +12,7 @@ describe('unknown tokens from one client', () => {
   let app: Hono;
   beforeAll(async () => {
     t = await startTestApp([]);
-    const deps = { store: t.store, driver: t.driver, inventory: t.inventory, clock: t.clock, logger: createLogger('silent'), planner: new LeasePlanner(t.store, t.clock, { cleaningGapMs: CLEANING_GAP_MS }), cleaningGapMs: CLEANING_GAP_MS, policy: NodePolicy.defaults() };
-    app = createApp(deps) as unknown as Hono;
+    app = t.app as unknown as Hono;
   });
   afterAll(() => t.close());
 

@@ -201,7 +201,7 @@ describe('bad input', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(res.status).toBe(415);
-    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.body.error.code).toBe('unsupported_media_type');
   });
 
   it('a taken project name is a 409 already_exists and changes nothing', async () => {

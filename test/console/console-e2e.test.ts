@@ -1,13 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { until, type Api } from '../support/http.js';
+import { BIN } from '../support/processes.js';
+import { startLeaseholdServer, type LeaseholdServer } from '../support/server.js';
 import { connect } from './console-harness.js';
 import { PROMPTLY_MS } from '../support/timing.js';
 
-const ADMIN = 'lh_console-e2e-admin-token-0123456789abcdef';
 const NODES = [
   { uuid: 'c0000000-0000-4000-8000-000000000001', name: 'gpu-1', owner: 'physics-lab', power_state: 'power on', properties: { memory_mb: 65536, cpus: 32, local_gb: 480, cpu_arch: 'x86_64', gpus: 1 } },
 ];
@@ -15,39 +13,18 @@ const TIMINGS = { powerMs: 50, cleanMs: 200, deployMs: 100, undeployMs: 50, mana
 
 /** The serial console through the real `leasehold serve` process (simulated hardware, the real clock and engine). */
 describe('the serial console end to end', () => {
-  let server: ServerProcess;
-  let dataDir: string;
-  const tokens: Record<string, string> = { admin: ADMIN };
-
-  const call = async (who: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(server.url + path, {
-      method,
-      headers: { authorization: `Bearer ${tokens[who]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
+  let lh: LeaseholdServer;
+  const as: Record<string, Api> = {};
+  const call = (who: string, method: string, path: string, body?: unknown) => as[who]!.call(method, path, body);
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'leasehold-console-e2e-'));
-    server = await startServerProcess({
-      LEASEHOLD_DATA_DIR: dataDir,
-      LEASEHOLD_ADMIN_TOKEN: ADMIN,
-      LEASEHOLD_SIMULATED_NODES: JSON.stringify(NODES),
-      LEASEHOLD_SIMULATED_TIMINGS: JSON.stringify(TIMINGS),
-      LEASEHOLD_CLEANING_GAP: '0s',
-    });
-    for (const [project, user] of [['physics-lab', 'pat'], ['bio-lab', 'bo'], ['geo', 'gil']] as const) {
-      const p = await call('admin', 'POST', '/v1/projects', { name: project });
-      const u = await call('admin', 'POST', '/v1/users', { name: user, project_id: p.body.id, role: 'member' });
-      tokens[user] = (await call('admin', 'POST', '/v1/tokens', { user_id: u.body.id })).body.token;
-    }
+    lh = await startLeaseholdServer({ LEASEHOLD_SIMULATED_NODES: JSON.stringify(NODES), LEASEHOLD_SIMULATED_TIMINGS: JSON.stringify(TIMINGS) });
+    as.admin = lh.admin;
+    for (const [project, user] of [['physics-lab', 'pat'], ['bio-lab', 'bo'], ['geo', 'gil']] as const) as[user] = await lh.member(project, user);
     expect((await call('pat', 'POST', '/v1/offers', { node_id: 'gpu-1' })).status).toBe(201);
   }, 60_000);
   afterAll(async () => {
-    await server?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await lh?.stop();
   });
 
   it('a lessee and the CLI see the console during the lease; both are cut at its end', async () => {
@@ -67,7 +44,7 @@ describe('the serial console end to end', () => {
 
     // The real CLI with a pipe for its keyboard.
     const cli = spawn(process.execPath, [BIN, 'console', 'gpu-1'], {
-      env: { PATH: process.env.PATH ?? '', HOME: dataDir, LEASEHOLD_URL: server.url, LEASEHOLD_TOKEN: tokens.bo! },
+      env: { PATH: process.env.PATH ?? '', HOME: lh.dataDir, ...as.bo!.cliEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -96,11 +73,3 @@ describe('the serial console end to end', () => {
     expect((await call('bo', 'POST', '/v1/nodes/gpu-1/console')).status).toBe(404);
   }, 60_000);
 });
-
-async function until(check: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -1,20 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { WebSocket } from 'ws';
-import { createApp } from '../../src/api/app.js';
-import type { ApiDeps } from '../../src/api/context.js';
-import { ConsoleProxy, type ConsoleProxyOptions } from '../../src/console/console-proxy.js';
+import type { ConsoleProxy, ConsoleProxyOptions } from '../../src/console/console-proxy.js';
 import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
-import { ManualClock } from '../../src/domain/manual-clock.js';
-import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
-import { fromValue } from '../../src/domain/tokens.js';
-import { SimulatedDriver, type SimulatedNodeSpec } from '../../src/drivers/simulated/simulated-driver.js';
-import { InventorySync } from '../../src/engine/inventory-sync.js';
-import { createLogger } from '../../src/logger.js';
-import { LeasePlanner } from '../../src/scheduler/lease-planner.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
-import { ADMIN_TOKEN, CLEANING_GAP_MS, type TestApp } from '../support/test-app.js';
+import type { SimulatedDriver, SimulatedNodeSpec } from '../../src/drivers/simulated/simulated-driver.js';
+import { startApp, type TestApp } from '../support/test-app.js';
 
 export const GPU = '0b6a5c3e-5555-4eee-8eee-000000000001';
 export const STORE = '0b6a5c3e-5555-4eee-8eee-000000000002';
@@ -51,82 +39,24 @@ export async function startConsoleServer(
     logTo?: NodeJS.WritableStream;
   } = {},
 ): Promise<ConsoleServer> {
-  const clock = new ManualClock('2030-01-01T00:00:00Z');
-  const logger = options.logTo ? createLogger('debug', options.logTo) : createLogger('silent');
-  const store: Store = await openStore({ dataDir: 'memory://' });
-  const admin = fromValue(ADMIN_TOKEN);
-  await store.bootstrapAdmin({ userName: 'admin', token: { token_hash: admin.hash, prefix: admin.prefix } }, clock.now());
-  const driver = new SimulatedDriver({
+  const t = await startApp({
     nodes: options.nodes ?? consoleInventory(),
-    clock,
-    timings: { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10, bootOutputMs: 0 },
+    timings: { bootOutputMs: 0 },
+    wrapDriver: options.wrapDriver,
+    listen: true,
+    console: { tokenTtlMs: options.tokenTtlMs, publicUrl: options.publicUrl, proxy: options.session },
+    logTo: options.logTo,
   });
-  const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 3_600_000 });
-  await inventory.syncAll();
-  const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const deps: ApiDeps = {
-    store,
-    driver: options.wrapDriver ? options.wrapDriver(driver) : driver,
-    inventory,
-    clock,
-    logger,
-    planner,
-    cleaningGapMs: CLEANING_GAP_MS,
-    policy: NodePolicy.defaults(),
-  };
-  const proxy = new ConsoleProxy(deps, options.session);
-  const app = createApp({
-    ...deps,
-    console: { tokenTtlMs: options.tokenTtlMs ?? 600_000, publicUrl: options.publicUrl ?? null, connections: proxy },
-  });
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  proxy.attach(server);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
   return {
-    url,
-    proxy,
-    store,
-    driver,
-    clock,
-    inventory,
-    async request(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
-      if (token !== null) headers.authorization = `Bearer ${token}`;
-      let body: string | undefined = opts.rawBody;
-      if (opts.body !== undefined) {
-        body = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await fetch(url + path, { method, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON */
-      }
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    ...t,
+    url: t.url!,
+    proxy: t.consoles,
     async advanceUntil(done, limitMs = 120_000, stepMs = 100) {
       for (let spent = 0; !done(); spent += stepMs) {
         if (spent > limitMs) throw new Error(`not done within ${limitMs} ms of clock time`);
-        await clock.advance(stepMs);
+        await t.clock.advance(stepMs);
         await new Promise((r) => setTimeout(r, 5));
       }
-    },
-    async close() {
-      await proxy.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      });
-      inventory.stop();
-      await driver.close();
-      await store.close();
     },
   };
 }

@@ -1,20 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { createApp } from '../../src/api/app.js';
-import type { ApiDeps } from '../../src/api/context.js';
-import { ConsoleProxy } from '../../src/console/console-proxy.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
-import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
-import { fromValue } from '../../src/domain/tokens.js';
 import { IronicDriver } from '../../src/drivers/ironic/ironic-driver.js';
-import { InventorySync } from '../../src/engine/inventory-sync.js';
-import { createLogger } from '../../src/logger.js';
-import { LeasePlanner } from '../../src/scheduler/lease-planner.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
-import { ADMIN_TOKEN, CLEANING_GAP_MS, createProjectUser, type TestApp } from '../support/test-app.js';
+import { CLEANING_GAP_MS, createProjectUser, startApp, type TestApp } from '../support/test-app.js';
 import { FakeIronic, LOCKED, rawNode, uuid } from './fake-ironic.js';
 
 /**
@@ -28,69 +16,31 @@ import { FakeIronic, LOCKED, rawNode, uuid } from './fake-ironic.js';
 const NODE = uuid(1);
 const RETRY = { attempts: 5, baseMs: 200, maxMs: 3_000 };
 
-interface Harness extends Omit<TestApp, 'driver'> {
+interface Harness extends TestApp {
   readonly fake: FakeIronic;
-  readonly url: string;
 }
 
 let h: Harness;
 let lessee: { projectId: string; token: string };
 let owner: { projectId: string; token: string };
 
+/** The API on a socket, in front of the fake Ironic through the real Ironic driver (no simulated hardware). */
 async function start(): Promise<Harness> {
   const clock = new ManualClock('2030-01-01T00:00:00Z');
   const fake = await new FakeIronic(clock).start();
   fake.add(rawNode(1, { name: 'gpu-01', owner: 'physics-lab', power_state: 'power on' }));
-  const logger = createLogger('silent');
-  const store: Store = await openStore({ dataDir: 'memory://' });
-  const admin = fromValue(ADMIN_TOKEN);
-  await store.bootstrapAdmin({ userName: 'admin', token: { token_hash: admin.hash, prefix: admin.prefix } }, clock.now());
-  const driver = new IronicDriver({ url: fake.url, auth: { type: 'none' }, clock, logger, retry: RETRY });
-  const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 3_600_000 });
-  await inventory.syncAll();
-  const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const deps: ApiDeps = { store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, policy: NodePolicy.defaults(), ironic: driver };
-  const proxy = new ConsoleProxy(deps, { pollMs: 500 });
-  const app = createApp({ ...deps, console: { tokenTtlMs: 600_000, publicUrl: null, connections: proxy } });
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  proxy.attach(server);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    fake,
-    url,
-    store,
+  const t = await startApp({
+    nodes: [],
     clock,
-    inventory,
-    async request(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      const token = opts.token === undefined ? ADMIN_TOKEN : opts.token;
-      if (token !== null) headers.authorization = `Bearer ${token}`;
-      let body = opts.rawBody;
-      if (opts.body !== undefined) {
-        body = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await fetch(url + path, { method, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON */
-      }
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    driver: ({ logger }) => new IronicDriver({ url: fake.url, auth: { type: 'none' }, clock, logger, retry: RETRY }),
+    listen: true,
+    console: { proxy: { pollMs: 500 } },
+  });
+  return {
+    ...t,
+    fake,
     async close() {
-      await proxy.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      });
-      inventory.stop();
-      await driver.close();
-      await store.close();
+      await t.close();
       await fake.stop();
     },
   };
@@ -147,9 +97,8 @@ async function lockedThroughTheEnd<T>(
 
 beforeEach(async () => {
   h = await start();
-  // createProjectUser only sends requests: the harness has no simulated driver to offer, and needs none.
-  owner = await createProjectUser(h as unknown as TestApp, 'physics-lab', 'member');
-  lessee = await createProjectUser(h as unknown as TestApp, 'bio-lab', 'member');
+  owner = await createProjectUser(h, 'physics-lab', 'member');
+  lessee = await createProjectUser(h, 'bio-lab', 'member');
   const offer = await h.request('POST', '/v1/offers', { token: owner.token, body: { node_id: 'gpu-01' } });
   expect(offer.status, JSON.stringify(offer.body)).toBe(201);
 });

@@ -1,11 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliJson, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { cli, cliJson } from '../support/processes.js';
+import { startLeaseholdServer, type LeaseholdServer } from '../support/server.js';
 import { PROMPTLY_MS } from '../support/timing.js';
 
-const ADMIN = 'lh_seed-admin-token-0123456789abcdef';
 const n = (i: number, name: string, memory_gib: number, gpus: number, local_gb: number) => ({
   uuid: `5eed1000-0000-4000-8000-00000000000${i}`,
   name,
@@ -18,29 +15,20 @@ const TIMINGS = { powerMs: 50, cleanMs: 300, deployMs: 100, undeployMs: 50, mana
 
 /** The acceptance story from DESIGN.md, through the real server process and the real CLI. */
 describe('the seed workflow end to end on the simulated driver', () => {
-  let server: ServerProcess;
-  let dataDir: string;
+  let lh: LeaseholdServer;
   const as: Record<string, Record<string, string>> = {};
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'leasehold-seed-'));
-    server = await startServerProcess({
-      LEASEHOLD_DATA_DIR: dataDir,
-      LEASEHOLD_ADMIN_TOKEN: ADMIN,
-      LEASEHOLD_SIMULATED_NODES: JSON.stringify(NODES),
-      LEASEHOLD_SIMULATED_TIMINGS: JSON.stringify(TIMINGS),
-      LEASEHOLD_CLEANING_GAP: '0s',
-    });
-    as.admin = { LEASEHOLD_URL: server.url, LEASEHOLD_TOKEN: ADMIN };
+    lh = await startLeaseholdServer({ LEASEHOLD_SIMULATED_NODES: JSON.stringify(NODES), LEASEHOLD_SIMULATED_TIMINGS: JSON.stringify(TIMINGS) });
+    as.admin = lh.admin.cliEnv;
     for (const [project, user] of [['physics-lab', 'pat'], ['bio-lab', 'bo'], ['astro', 'ada'], ['geo', 'gil']] as const) {
       await cliJson(['project', 'create', project], as.admin!);
       const u = await cliJson(['user', 'create', user, '--project', project, '--role', 'member'], as.admin!);
-      as[user] = { LEASEHOLD_URL: server.url, LEASEHOLD_TOKEN: (await cliJson(['token', 'create', '--user', u.id], as.admin!)).token };
+      as[user] = lh.api((await cliJson(['token', 'create', '--user', u.id], as.admin!)).token).cliEnv;
     }
   }, 120_000);
   afterAll(async () => {
-    await server?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await lh?.stop();
   });
 
   it('runs: offers with a 5-day maximum, a 3 + 1 best-fit lease, power, the end, cleaning, back to the pool', async () => {

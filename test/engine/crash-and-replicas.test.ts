@@ -2,12 +2,11 @@ import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vites
 import type { Lease } from '../../src/domain/leasing.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
-import { InventorySync } from '../../src/engine/inventory-sync.js';
 import type { LeaseEngine } from '../../src/engine/lease-engine.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { POSTGRES_SKIP_REASON, TEST_DATABASE_URL, testDatabases } from '../support/postgres.js';
-import { HOUR, MINUTE, NODE_IDS, SpyDriver, T0, TIMINGS, at, harness, nodeSpec, runUntil, silentLogger } from './helpers.js';
+import { HOUR, MINUTE, NODE_IDS, SpyDriver, T0, TIMINGS, at, harness, nodeSpec, runUntil } from './helpers.js';
 import type { Harness } from './helpers.js';
 
 const [N1] = NODE_IDS;
@@ -77,14 +76,12 @@ describe('lease engine: crash safety', () => {
     const h = track(await harness());
     const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
     const crashing = new SpyDriver(h.spy.driver);
-    // Crashes right after the lessee was written: the inventory refresh never returns.
-    let written = false;
-    crashing.hook = (method) => {
-      if (method === 'updateNode') written = true;
-      else if (written && method === 'getNode') return new Promise<void>(() => undefined);
-    };
-    const inventory = new InventorySync({ driver: crashing.driver, store: h.store, clock: h.clock, logger: silentLogger, intervalMs: HOUR });
-    const first = h.engine({ driver: crashing.driver, inventory, claimMs: 10_000 });
+    // Crashes right after Ironic took the lessee: the write is made, its answer never comes back.
+    crashing.hook = (method, args) =>
+      method === 'updateNode'
+        ? h.spy.driver.updateNode(...(args as Parameters<typeof h.spy.driver.updateNode>)).then(() => new Promise<void>(() => undefined))
+        : undefined;
+    const first = h.engine({ driver: crashing.driver, claimMs: 10_000 });
     await h.clock.advanceTo(at(MINUTE));
     void first.runDue();
     await expect.poll(() => h.spy.actions(N1).length, { timeout: 5_000 }).toBe(1);

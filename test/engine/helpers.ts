@@ -74,6 +74,8 @@ export class SpyDriver {
     return this.calls
       .filter((c) => !['getNode', 'listNodes', 'ping', 'getConsole', 'getBootDevice'].includes(c.method))
       .filter((c) => nodeId === undefined || c.args[0] === nodeId)
+      // updateNode's third argument is the node as read before the change: context, not part of the action.
+      .map((c) => (c.method === 'updateNode' ? { ...c, args: c.args.slice(0, 2) } : c))
       .map((c) => [c.method, ...c.args.slice(nodeId === undefined ? 0 : 1).map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))].join(' '));
   }
 }

@@ -5,16 +5,13 @@
  * the other suites use is never touched. Prints `[figures]` (requests, statuses, recovery times) for
  * docs/reliability.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Api, Figures, sleep, until } from '../support/ironic-leasehold.js';
+import { Figures } from '../support/figures.js';
+import { Api, sleep, until } from '../support/http.js';
 import { privatePostgresAvailable, startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
-import { startServerProcess, type ServerProcess } from '../support/processes.js';
+import { startLeaseholdServer, type LeaseholdServer } from '../support/server.js';
 
 const avail = privatePostgresAvailable();
-const ADMIN = 'lh_faults-admin-token-0123456789abcdefghij';
 const NODES = Array.from({ length: 6 }, (_, i) => ({
   uuid: `fa017000-0000-4000-8000-00000000000${i + 1}`,
   name: `db-fault-${i + 1}`,
@@ -23,60 +20,40 @@ const NODES = Array.from({ length: 6 }, (_, i) => ({
 }));
 const TIMINGS = { powerMs: 20, cleanMs: 200, deployMs: 50, undeployMs: 20, manageMs: 20, consoleMs: 10, bootOutputMs: 0 };
 
-interface Replica {
-  server: ServerProcess;
-  readonly dataDir: string;
-  exit: string | null;
-}
-
 describe.skipIf(!avail.ok)('the database going away under two replicas', () => {
   let pg: PrivatePostgres;
   let database = '';
-  const replicas: Replica[] = [];
-  const admin = (i: number) => new Api(() => replicas[i]!.server.url, ADMIN, `admin@${i}`);
+  const replicas: LeaseholdServer[] = [];
+  const admin = (i: number) => replicas[i]!.admin;
   let lessee: Api[] = [];
   const figures = new Figures('faults-postgres');
 
   beforeAll(async () => {
     pg = await startPrivatePostgres();
     database = 'faults';
-    const url = await pg.createDatabase(database);
     const env = {
-      DATABASE_URL: url,
-      LEASEHOLD_ADMIN_TOKEN: ADMIN,
+      DATABASE_URL: await pg.createDatabase(database),
       LEASEHOLD_SIMULATED_NODES: JSON.stringify(NODES),
       LEASEHOLD_SIMULATED_TIMINGS: JSON.stringify(TIMINGS),
-      LEASEHOLD_CLEANING_GAP: '0s',
-      LEASEHOLD_LOG_LEVEL: 'warn',
     };
-    for (let i = 0; i < 2; i++) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'leasehold-faults-'));
-      const server = await startServerProcess({ ...env, LEASEHOLD_DATA_DIR: dataDir }, 60_000);
-      const replica: Replica = { server, dataDir, exit: null };
-      server.proc.once('exit', (code, signal) => (replica.exit = `code ${code}, signal ${signal}`));
-      replicas.push(replica);
-    }
-    const owners = await admin(0).ok('POST', '/v1/projects', { name: 'owners' });
-    const olga = await admin(0).ok('POST', '/v1/users', { name: 'olga', project_id: owners.id, role: 'member' });
-    const owner = new Api(() => replicas[0]!.server.url, (await admin(0).ok('POST', '/v1/tokens', { user_id: olga.id })).token, 'olga');
+    for (let i = 0; i < 2; i++) replicas.push(await startLeaseholdServer(env));
+    const owner = await replicas[0]!.member('owners', 'olga');
     for (const node of NODES) await owner.ok('POST', '/v1/offers', { node_id: node.name });
-    const project = await admin(0).ok('POST', '/v1/projects', { name: 'tenants' });
-    const user = await admin(1).ok('POST', '/v1/users', { name: 'tess', project_id: project.id, role: 'member' });
-    const token = (await admin(0).ok('POST', '/v1/tokens', { user_id: user.id })).token as string;
-    lessee = [0, 1].map((i) => new Api(() => replicas[i]!.server.url, token, `tess@${i}`));
+    const tess = await replicas[1]!.member('tenants', 'tess');
+    lessee = [0, 1].map((i) => replicas[i]!.api(tess.token, `tess@${i}`));
   }, 120_000);
 
   afterEach((ctx) => {
     if (ctx.task.result?.state === 'fail') {
-      for (const [i, r] of replicas.entries()) console.log(`---- replica ${i} (exit: ${r.exit}) ----\n${r.server.output().split('\n').slice(-40).join('\n')}`);
+      for (const [i, r] of replicas.entries()) console.log(`---- replica ${i} (exit: ${r.exit}) ----\n${r.logTail(40)}`);
     }
   });
 
   afterAll(async () => {
     figures.report();
     for (const r of replicas) {
-      r.server.kill();
-      rmSync(r.dataDir, { recursive: true, force: true });
+      await r.kill();
+      await r.stop();
     }
     await pg?.destroy();
   });

@@ -8,7 +8,9 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
-import { Figures, IronicWatch, nodeSpec, sleep, startLeasehold, until, type Api, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
+import { Figures } from '../support/figures.js';
+import { sleep, until, type Api } from '../support/http.js';
+import { IronicWatch, nodeSpec, startLeasehold, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
 import { POSTGRES_SKIP_REASON, TEST_DATABASE_URL, testDatabases } from '../support/postgres.js';
 
 const avail = ironicAvailable();

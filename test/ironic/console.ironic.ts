@@ -1,15 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
 import { connect } from '../console/console-harness.js';
+import type { Api } from '../support/http.js';
+import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
+import { startLeasehold, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
 
 const avail = ironicAvailable();
-const ADMIN = 'lh_console-ironic-admin-token-0123456789abcdef';
 
 /**
  * The console proxy in front of a real standalone Ironic (fake-hardware, the `ipmitool-socat` console interface):
@@ -19,20 +14,10 @@ const ADMIN = 'lh_console-ironic-admin-token-0123456789abcdef';
  */
 describe.skipIf(!avail.ok)('the serial console on a real Ironic', () => {
   let ironic: IronicHandle;
-  let server: RunningServer;
-  let dataDir: string;
+  let lh: LeaseholdOnIronic;
   let nodeId: string;
-  const tokens: Record<string, string> = { admin: ADMIN };
-
-  const call = async (who: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(server.url + path, {
-      method,
-      headers: { authorization: `Bearer ${tokens[who]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  };
+  const as: Record<string, Api> = {};
+  const call = (who: string, method: string, path: string, body?: unknown) => as[who]!.call(method, path, body);
 
   beforeAll(async () => {
     ironic = await startIronic();
@@ -46,27 +31,13 @@ describe.skipIf(!avail.ok)('the serial console on a real Ironic', () => {
       },
     ]);
     nodeId = enrolled[0]!;
-    dataDir = await mkdtemp(join(tmpdir(), 'leasehold-console-ironic-'));
-    const config = loadConfig({
-      LEASEHOLD_DRIVER: 'ironic',
-      IRONIC_URL: ironic.url,
-      LEASEHOLD_DATA_DIR: dataDir,
-      LEASEHOLD_ADMIN_TOKEN: ADMIN,
-      LEASEHOLD_CLEANING_GAP: '0s',
-      LEASEHOLD_RECONCILE_INTERVAL: '2s',
-    }, { port: 0 });
-    server = await startServer(config, { logger: createLogger('silent'), print: () => undefined });
-    for (const [project, user] of [['physics-lab', 'pat'], ['bio-lab', 'bo']] as const) {
-      const p = await call('admin', 'POST', '/v1/projects', { name: project });
-      const u = await call('admin', 'POST', '/v1/users', { name: user, project_id: p.body.id, role: 'member' });
-      tokens[user] = (await call('admin', 'POST', '/v1/tokens', { user_id: u.body.id })).body.token;
-    }
+    lh = await startLeasehold(ironic);
+    for (const [project, user] of [['physics-lab', 'pat'], ['bio-lab', 'bo']] as const) as[user] = await lh.member(project, user);
     expect((await call('pat', 'POST', '/v1/offers', { node_id: 'console-1' })).status).toBe(201);
   }, 300_000);
   afterAll(async () => {
-    await server?.close();
+    await lh?.stop();
     await ironic?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it("a lessee's console turns Ironic's socat console on and the proxy connects to it; the end of the lease takes it away", async () => {

@@ -10,18 +10,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.js';
-import {
-  Figures,
-  IronicWatch,
-  availableAgain,
-  nodeSpec,
-  startLeasehold,
-  summarize,
-  until,
-  type Api,
-  type LeaseholdOnIronic,
-  type WatchedNode,
-} from '../support/ironic-leasehold.js';
+import { Figures, summarize } from '../support/figures.js';
+import { until, type Api } from '../support/http.js';
+import { IronicWatch, availableAgain, nodeSpec, startLeasehold, type LeaseholdOnIronic, type WatchedNode } from '../support/ironic-leasehold.js';
 
 const avail = ironicAvailable();
 

@@ -5,7 +5,8 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
-import { ADMIN_TOKEN, nodeSpec, startLeasehold, until, type Api, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
+import { until, type Api } from '../support/http.js';
+import { ADMIN_TOKEN, nodeSpec, startLeasehold, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
 
 const avail = ironicAvailable();
 

@@ -7,17 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ironicAvailable, startIronic, type IronicHandle } from '../support/ironic.js';
-import {
-  Figures,
-  IronicWatch,
-  availableAgain,
-  nodeSpec,
-  startLeasehold,
-  summarize,
-  until,
-  type Api,
-  type LeaseholdOnIronic,
-} from '../support/ironic-leasehold.js';
+import { Figures, summarize } from '../support/figures.js';
+import { until, type Api } from '../support/http.js';
+import { IronicWatch, availableAgain, nodeSpec, startLeasehold, type LeaseholdOnIronic } from '../support/ironic-leasehold.js';
 import { cli, cliJson } from '../support/processes.js';
 import { PROMPTLY_MS } from '../support/timing.js';
 

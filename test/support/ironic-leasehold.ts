@@ -12,110 +12,16 @@
  *   const lease = await ada.ok('POST', '/v1/leases', { nodes: ['gpu-1'], duration: '5s' });
  *   const seen = await watch.waitFor(uuids[0], (n) => n.lessee === lease.project_id);
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { IronicHandle, IronicNodeSpec } from './ironic.js';
-import { startServerProcess, type ServerProcess } from './processes.js';
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Polls `check` until it is true; throws naming `what` after `timeoutMs`. */
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
-// ------------------------------------------------------------------------------------------------ the API
-
-export interface ApiResponse<T = any> {
-  status: number;
-  body: T;
-}
-
-/** A caller of Leasehold's API with one token. The URL is read at each call: it follows server restarts. */
-export class Api {
-  constructor(
-    private readonly baseUrl: () => string,
-    readonly token: string,
-    readonly name: string,
-  ) {}
-
-  get url(): string {
-    return this.baseUrl();
-  }
-
-  /** LEASEHOLD_URL and LEASEHOLD_TOKEN, for the CLI (test/support/processes.ts cli/cliJson). */
-  get cliEnv(): Record<string, string> {
-    return { LEASEHOLD_URL: this.baseUrl(), LEASEHOLD_TOKEN: this.token };
-  }
-
-  async call<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
-    const res = await fetch(this.baseUrl() + path, {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, body: parsed as T };
-  }
-
-  /** call(), but anything other than a 2xx throws with the server's answer. */
-  async ok<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.call<T>(method, path, body);
-    if (res.status < 200 || res.status >= 300) {
-      throw new Error(`${this.name}: ${method} ${path} → ${res.status}: ${JSON.stringify(res.body)}`);
-    }
-    return res.body;
-  }
-
-  /** Every event matching the query string (all pages), oldest first. */
-  async events(query: Record<string, string>): Promise<any[]> {
-    const out: any[] = [];
-    let path: string | null = `/v1/events?${new URLSearchParams({ limit: '1000', ...query }).toString()}`;
-    while (path) {
-      const page: { events: any[]; next: string | null } = await this.ok('GET', path);
-      out.push(...page.events);
-      path = page.next;
-    }
-    return out.reverse();
-  }
-}
-
-// ------------------------------------------------------------------------------------------------ the server
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { Figures } from './figures.js';
+import { sleep, type Api } from './http.js';
+import { startIronic, type IronicHandle, type IronicNodeSpec } from './ironic.js';
+import { startLeaseholdServer, type LeaseholdServer } from './server.js';
 
 export const ADMIN_TOKEN = 'lh_ironic-e2e-admin-token-0123456789abcdef';
 
-export interface LeaseholdOnIronic {
+export interface LeaseholdOnIronic extends LeaseholdServer {
   readonly ironic: IronicHandle;
-  readonly dataDir: string;
-  /** The environment the server runs with (restart() uses it again). */
-  readonly env: Readonly<Record<string, string>>;
-  readonly url: string;
-  readonly server: ServerProcess;
-  readonly admin: Api;
-  api(token: string, name?: string): Api;
-  /** Creates the project (unless it exists), a user in it and a token: an Api acting as that user. */
-  member(project: string, user: string, role?: 'reader' | 'member' | 'manager'): Promise<Api>;
-  /** SIGKILL, and wait until the process is gone. */
-  kill(): Promise<void>;
-  /** Starts the server again on the same data dir and environment; resolves to ms until it listened. */
-  restart(): Promise<number>;
-  /** SIGTERM; resolves to the exit code (null if it was killed). Removes the data dir unless keepData. */
-  stop(opts?: { keepData?: boolean }): Promise<number | null>;
-  /** Everything the server printed, across restarts (JSON log lines, for failure messages). */
-  logTail(lines?: number): string;
 }
 
 export interface StartLeaseholdOptions {
@@ -129,86 +35,19 @@ export interface StartLeaseholdOptions {
  * reconcile intervals.
  */
 export async function startLeasehold(ironic: IronicHandle, opts: StartLeaseholdOptions = {}): Promise<LeaseholdOnIronic> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'leasehold-on-ironic-'));
-  const env: Record<string, string> = {
+  const server = await startLeaseholdServer({
     LEASEHOLD_DRIVER: 'ironic',
     IRONIC_URL: ironic.url,
     ...(ironic.auth
       ? { IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: ironic.auth.user, IRONIC_PASSWORD: ironic.auth.password }
       : { IRONIC_AUTH_TYPE: 'none' }),
-    LEASEHOLD_DATA_DIR: dataDir,
     LEASEHOLD_ADMIN_TOKEN: ADMIN_TOKEN,
-    LEASEHOLD_CLEANING_GAP: '0s',
     LEASEHOLD_SYNC_INTERVAL: '2s',
     LEASEHOLD_RECONCILE_INTERVAL: '2s',
     LEASEHOLD_LOG_LEVEL: 'info',
     ...opts.env,
-  };
-  let earlierOutput = '';
-  let stderr = '';
-  /** Starts the process and keeps its stderr and how it exited (startServerProcess keeps stdout only). */
-  const launch = async () => {
-    const started = await startServerProcess(env, 60_000);
-    started.proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    started.proc.once('exit', (code, signal) => {
-      if (signal !== 'SIGKILL' && code !== 0) stderr += `\n[leasehold exited: code ${code}, signal ${signal}]\n`;
-    });
-    return started;
-  };
-  let server = await launch();
-  const url = () => server.url;
-  const api = (token: string, name = 'caller') => new Api(url, token, name);
-  const admin = api(ADMIN_TOKEN, 'admin');
-  const projects = new Map<string, string>();
-
-  const handle: LeaseholdOnIronic = {
-    ironic,
-    dataDir,
-    env,
-    get url() {
-      return server.url;
-    },
-    get server() {
-      return server;
-    },
-    admin,
-    api,
-    async member(project, user, role = 'member') {
-      let projectId = projects.get(project);
-      if (!projectId) {
-        const found = await admin.call('GET', `/v1/projects/${encodeURIComponent(project)}`);
-        projectId = found.status === 200 ? (found.body.id as string) : (await admin.ok('POST', '/v1/projects', { name: project })).id;
-        projects.set(project, projectId!);
-      }
-      const u = await admin.ok('POST', '/v1/users', { name: user, project_id: projectId, role });
-      const token = (await admin.ok('POST', '/v1/tokens', { user_id: u.id })).token as string;
-      return api(token, `${user}@${project}`);
-    },
-    async kill() {
-      if (server.proc.exitCode !== null || server.proc.signalCode !== null) return;
-      const gone = new Promise((resolve) => server.proc.once('exit', resolve));
-      server.kill();
-      await gone;
-    },
-    async restart() {
-      if (server.proc.exitCode === null && server.proc.signalCode === null) await handle.stop({ keepData: true });
-      earlierOutput += server.output();
-      const t0 = performance.now();
-      server = await launch();
-      return Math.round(performance.now() - t0);
-    },
-    async stop(o = {}) {
-      let code: number | null = server.proc.exitCode;
-      if (code === null && server.proc.signalCode === null) code = await server.stop();
-      if (!o.keepData) rmSync(dataDir, { recursive: true, force: true });
-      return code;
-    },
-    logTail(lines = 60) {
-      const out = (earlierOutput + server.output()).trimEnd().split('\n').slice(-lines).join('\n');
-      return stderr.trim() ? `${out}\n---- stderr ----\n${stderr.trimEnd().split('\n').slice(-lines).join('\n')}` : out;
-    },
-  };
-  return handle;
+  });
+  return Object.assign(Object.create(Object.getPrototypeOf(server) as object, Object.getOwnPropertyDescriptors(server)) as LeaseholdServer, { ironic });
 }
 
 // ------------------------------------------------------------------------------------------------ Ironic, watched
@@ -423,108 +262,57 @@ export function nodeSpec(
   };
 }
 
-// ------------------------------------------------------------------------------------------------ figures
 
-export interface Summary {
-  n: number;
-  min: number;
-  median: number;
-  p95: number;
-  max: number;
-  mean: number;
+// ------------------------------------------------------------------------------------------------ a whole suite
+
+export interface IronicSuite {
+  readonly ironic: IronicHandle;
+  readonly lh: LeaseholdOnIronic;
+  readonly watch: IronicWatch;
+  /** A member of the project owning every node, which has offered them all (max lease 1 day). */
+  readonly owner: Api;
+  /** A member of another project, leasing. */
+  readonly tenant: Api;
+  /** Ironic's uuid of each node, by name. */
+  readonly uuid: Readonly<Record<string, string>>;
 }
-
-export function summarize(values: readonly number[]): Summary {
-  const s = [...values].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
-  const round = (x: number) => Math.round(x * 10) / 10;
-  return {
-    n: s.length,
-    min: round(s[0] ?? NaN),
-    median: round(at(0.5)),
-    p95: round(at(0.95)),
-    max: round(s[s.length - 1] ?? NaN),
-    mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
-  };
-}
-
-type FigureValue = number | string | Summary | Record<string, unknown>;
 
 /**
- * Figures of one suite: printed as `[figures] <suite> | <label>: <value>` lines (one block per suite, at the
- * end), and merged into the JSON object in $LEASEHOLD_FIGURES_FILE under the suite's key when that is set.
+ * The set-up most real-Ironic suites share, as vitest hooks: one Ironic with `nodes` enrolled, one `leasehold
+ * serve` in front of it, the owner's offers, a watcher on Ironic; the server's log tail printed when a test fails;
+ * everything stopped after the suite. The handle is filled in by beforeAll.
  */
-export class Figures {
-  private readonly entries: Array<{ key: string; label: string; value: FigureValue; unit: string }> = [];
-  /** How busy the machine was when the suite began: figures from a loaded machine are not comparable. */
-  private readonly machine = { cpus: availableParallelism(), load_average_1m_at_start: Math.round(loadavg()[0]! * 100) / 100 };
-
-  constructor(readonly suite: string) {}
-
-  add(key: string, label: string, value: FigureValue, unit = ''): void {
-    this.entries.push({ key, label, value, unit });
-  }
-
-  get size(): number {
-    return this.entries.length;
-  }
-
-  /** Prints the block and writes the JSON file (if asked for). Safe to call with nothing recorded. */
-  report(): void {
-    if (this.entries.length === 0) return;
-    const load = { ...this.machine, load_average_1m_at_end: Math.round(loadavg()[0]! * 100) / 100 };
-    const lines = [
-      `[figures] ==== ${this.suite} ==== (${load.cpus} cpus, load average ${load.load_average_1m_at_start} at start, ${load.load_average_1m_at_end} at end)`,
-    ];
-    for (const e of this.entries) lines.push(`[figures] ${this.suite} | ${e.label}: ${formatValue(e.value, e.unit)}`);
-    console.log(lines.join('\n'));
-    const file = process.env.LEASEHOLD_FIGURES_FILE;
-    if (file) {
-      const section: Record<string, unknown> = { recorded_at: new Date().toISOString(), machine: load };
-      for (const e of this.entries) section[e.key] = e.unit ? { unit: e.unit, value: e.value } : e.value;
-      mergeJsonFile(file, { [this.suite]: section });
-    }
-  }
-}
-
-function formatValue(v: FigureValue, unit: string): string {
-  const u = unit ? ` ${unit}` : '';
-  if (typeof v === 'number' || typeof v === 'string') return `${v}${u}`;
-  if (isSummary(v)) return `median ${v.median}${u}, min ${v.min}, p95 ${v.p95}, max ${v.max} (n=${v.n})`;
-  return JSON.stringify(v);
-}
-
-function isSummary(v: unknown): v is Summary {
-  return typeof v === 'object' && v !== null && 'median' in v && 'n' in v;
-}
-
-/** Read-merge-write under a lock directory: suites in parallel workers share one file. */
-function mergeJsonFile(file: string, add: Record<string, unknown>): void {
-  const lock = `${file}.lock`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        rmSync(lock, { recursive: true, force: true }); // a holder that died
-        continue;
-      }
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-    }
-  }
-  try {
-    let current: Record<string, unknown> = {};
-    try {
-      current = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    } catch {
-      // absent or not JSON: start afresh
-    }
-    const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify({ ...current, ...add }, null, 2)}\n`);
-    renameSync(tmp, file);
-  } finally {
-    rmdirSync(lock);
-  }
+export function useIronicSuite(
+  nodes: readonly IronicNodeSpec[],
+  opts: {
+    readonly ironic?: Parameters<typeof startIronic>[0];
+    readonly env?: Record<string, string>;
+    readonly owner: readonly [project: string, user: string];
+    readonly tenant: readonly [project: string, user: string];
+    readonly figures?: Figures;
+  },
+): IronicSuite {
+  const suite = {} as { -readonly [K in keyof IronicSuite]: IronicSuite[K] };
+  const uuid: Record<string, string> = {};
+  suite.uuid = uuid;
+  beforeAll(async () => {
+    suite.ironic = await startIronic(opts.ironic);
+    const ids = await suite.ironic.enroll([...nodes]);
+    nodes.forEach((n, i) => (uuid[n.name] = ids[i]!));
+    suite.lh = await startLeasehold(suite.ironic, { env: opts.env });
+    suite.owner = await suite.lh.member(...opts.owner);
+    suite.tenant = await suite.lh.member(...opts.tenant);
+    for (const n of nodes) await suite.owner.ok('POST', '/v1/offers', { node_id: n.name, max_lease_duration: '1d' });
+    suite.watch = new IronicWatch(suite.ironic, 20).start();
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') console.log(`---- leasehold log (tail) ----\n${suite.lh?.logTail(80)}`);
+  });
+  afterAll(async () => {
+    opts.figures?.report();
+    await suite.watch?.stop();
+    await suite.lh?.stop();
+    await suite.ironic?.stop();
+  });
+  return suite;
 }

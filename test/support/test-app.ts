@@ -1,14 +1,24 @@
-import { createApp } from '../../src/api/app.js';
-import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { EntryDeps } from '../../src/access/entry-deps.js';
+import type { AppEnv } from '../../src/api/context.js';
+import type { ConsoleProxy, ConsoleProxyOptions } from '../../src/console/console-proxy.js';
+import type { Clock } from '../../src/domain/clock.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
+import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
 import { fromValue } from '../../src/domain/tokens.js';
+import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
+import { IronicDriver } from '../../src/drivers/ironic/ironic-driver.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
-import type { SimulatedNodeSpec } from '../../src/drivers/simulated/simulated-driver.js';
+import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
 import { InventorySync } from '../../src/engine/inventory-sync.js';
-import { createLogger } from '../../src/logger.js';
-import { LeasePlanner } from '../../src/scheduler/lease-planner.js';
+import type { LeaseService } from '../../src/leasing/lease-service.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { buildHttpApp } from '../../src/server/http-app.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
+import { callJson, overHttp, type CallOptions, type Reply } from './http.js';
 
 export const CLEANING_GAP_MS = 10 * 60_000;
 export const ADMIN_TOKEN = 'lh_test-admin-token-0123456789abcdef';
@@ -34,76 +44,127 @@ export function testInventory(): SimulatedNodeSpec[] {
   ];
 }
 
-export interface TestApp {
+export interface TestApp<C extends Clock = ManualClock> {
   readonly store: Store;
+  /** The simulated hardware (the app's driver unless `driver` or `wrapDriver` says otherwise). */
   readonly driver: SimulatedDriver;
-  readonly clock: ManualClock;
+  readonly clock: C;
   readonly inventory: InventorySync;
+  /** The HTTP app itself (`app.request(path, init, env)` for what `request` cannot say, e.g. a remote address). */
+  readonly app: OpenAPIHono<AppEnv>;
+  readonly deps: EntryDeps;
+  readonly leasing: LeaseService;
+  readonly consoles: ConsoleProxy;
+  /** `http://127.0.0.1:<port>` when started with `listen`; null in-process. */
+  readonly url: string | null;
   /** Sends a request; `token: null` sends none; the admin token by default. */
-  request(
-    method: string,
-    path: string,
-    options?: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: any; headers: Headers }>;
+  request(method: string, path: string, options?: CallOptions): Promise<Reply>;
   close(): Promise<void>;
 }
 
-/**
- * The whole API in-process: in-memory PGlite, simulated hardware, a manual clock, the admin bootstrapped.
- * `databaseUrl`: an empty PostgreSQL database instead of PGlite (test/support/postgres.ts makes one).
- */
-export async function startTestApp(
-  nodes: SimulatedNodeSpec[] = testInventory(),
-  options: { readonly databaseUrl?: string } = {},
-): Promise<TestApp> {
-  const clock = new ManualClock('2030-01-01T00:00:00Z');
-  const logger = createLogger('silent');
-  const store = await openStore({ dataDir: 'memory://', databaseUrl: options.databaseUrl });
-  const admin = fromValue(ADMIN_TOKEN);
-  await store.bootstrapAdmin({ userName: 'admin', token: { token_hash: admin.hash, prefix: admin.prefix } }, clock.now());
-  const driver = new SimulatedDriver({ nodes, clock, timings: { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 } });
-  const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: 60_000 });
-  await inventory.syncAll();
-  const planner = new LeasePlanner(store, clock, { cleaningGapMs: CLEANING_GAP_MS });
-  const app = createApp({ store, driver, inventory, clock, logger, planner, cleaningGapMs: CLEANING_GAP_MS, policy: NodePolicy.defaults() });
+export interface TestAppOptions<C extends Clock = ManualClock> {
+  /** The simulated inventory (default testInventory()). */
+  readonly nodes?: SimulatedNodeSpec[];
+  /** An empty PostgreSQL database instead of in-memory PGlite (test/support/postgres.ts makes one). */
+  readonly databaseUrl?: string;
+  /** A store already open (and filled): used as it is, not bootstrapped, not synced, not closed (the benchmark). */
+  readonly store?: Store;
+  /** Default: a ManualClock at 2030-01-01T00:00:00Z. */
+  readonly clock?: C;
+  readonly timings?: Partial<SimulatedTimings>;
+  /** Other hardware for the app and the inventory alike (an IronicDriver against a fake Ironic also serves /baremetal). */
+  readonly driver?: (context: { readonly clock: Clock; readonly logger: Logger }) => HardwareDriver;
+  /** What the app uses as its driver, around the simulated one (the inventory still reads the simulated one). */
+  readonly wrapDriver?: (driver: SimulatedDriver) => HardwareDriver;
+  /** Serve on 127.0.0.1 (a free port) with the console's WebSocket side attached; `request` then goes over HTTP. */
+  readonly listen?: boolean;
+  readonly console?: { readonly tokenTtlMs?: number; readonly publicUrl?: string; readonly proxy?: Partial<ConsoleProxyOptions> };
+  /** Where the JSON log lines go (debug level); none: silent. */
+  readonly logTo?: NodeJS.WritableStream;
+}
 
-  return {
+const FAST_TIMINGS: Partial<SimulatedTimings> = { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 };
+
+/**
+ * The whole API wired as the server wires it (src/server/http-app.ts) over in-memory PGlite (or PostgreSQL, or a
+ * given store), simulated hardware and a manual clock, the admin bootstrapped: in-process by default, on a real
+ * socket with the serial console's WebSocket side when `listen` is set. The one harness of the tests and the
+ * benchmark.
+ */
+export async function startApp<C extends Clock = ManualClock>(options: TestAppOptions<C> = {}): Promise<TestApp<C>> {
+  const clock = (options.clock ?? new ManualClock('2030-01-01T00:00:00Z')) as C;
+  const logger = options.logTo ? createLogger('debug', options.logTo) : createLogger('silent');
+  const ownStore = options.store === undefined;
+  const store = options.store ?? (await openStore({ dataDir: 'memory://', databaseUrl: options.databaseUrl }));
+  if (ownStore) await bootstrapTestAdmin(store, clock);
+  const sim = new SimulatedDriver({ nodes: options.nodes ?? testInventory(), clock, timings: { ...FAST_TIMINGS, ...options.timings } });
+  const hardware = options.driver ? options.driver({ clock, logger }) : sim;
+  const driver = options.wrapDriver ? options.wrapDriver(sim) : hardware;
+  const inventory = new InventorySync({ driver: hardware, store, clock, logger, intervalMs: 3_600_000 });
+  if (ownStore) await inventory.syncAll();
+  const { app, deps, leasing, consoles } = buildHttpApp({
     store,
     driver,
+    inventory,
+    clock,
+    logger,
+    policy: NodePolicy.defaults(),
+    cleaningGapMs: CLEANING_GAP_MS,
+    ironic: hardware instanceof IronicDriver ? hardware : null,
+    console: { tokenTtlMs: options.console?.tokenTtlMs ?? 600_000, publicUrl: options.console?.publicUrl ?? null, proxy: options.console?.proxy },
+  });
+  let server: ServerType | null = null;
+  let url: string | null = null;
+  if (options.listen) {
+    server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    consoles.attach(server);
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  const send = url === null ? (path: string, init: RequestInit) => app.request(path, init) : overHttp(() => url!);
+  return {
+    store,
+    driver: sim,
     clock,
     inventory,
-    async request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers };
-      const token = options.token === undefined ? ADMIN_TOKEN : options.token;
-      if (token !== null) headers.authorization = `Bearer ${token}`;
-      let body: string | undefined = options.rawBody;
-      if (options.body !== undefined) {
-        body = JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      } else if (body !== undefined) {
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await app.request(path, { method, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        /* not JSON: keep the text */
-      }
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    app,
+    deps,
+    leasing,
+    consoles,
+    url,
+    request: (method, path, call = {}) => callJson(send, method, path, { ...call, token: call.token === undefined ? ADMIN_TOKEN : call.token }),
     async close() {
+      await consoles.close();
+      if (server) {
+        const closing = server;
+        await new Promise<void>((resolve) => {
+          closing.close(() => resolve());
+          if ('closeAllConnections' in closing) closing.closeAllConnections();
+        });
+      }
       inventory.stop();
-      await driver.close();
-      await store.close();
+      await sim.close();
+      if (hardware !== sim) await hardware.close();
+      if (ownStore) await store.close();
     },
   };
 }
 
+/** Creates the operator `admin` with ADMIN_TOKEN, as the server does on its first start. */
+export async function bootstrapTestAdmin(store: Store, clock: Clock): Promise<void> {
+  const admin = fromValue(ADMIN_TOKEN);
+  await store.bootstrapAdmin({ userName: 'admin', token: { token_hash: admin.hash, prefix: admin.prefix } }, clock.now());
+}
+
+/** The API in-process over `nodes` (default testInventory()); `databaseUrl`: PostgreSQL instead of PGlite. */
+export function startTestApp(nodes: SimulatedNodeSpec[] = testInventory(), options: { readonly databaseUrl?: string } = {}): Promise<TestApp> {
+  return startApp({ nodes, databaseUrl: options.databaseUrl });
+}
+
 /** Creates a project, a user with `role` in it, and a token; returns the token value and ids. */
 export async function createProjectUser(
-  t: TestApp,
+  t: Pick<TestApp<Clock>, 'request'>,
   projectName: string,
   role: 'reader' | 'member' | 'manager' = 'member',
   userName = `${projectName}-${role}`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { hashToken, issueToken } from '../../src/domain/tokens.js';
-import { tokenFromHeaders } from '../../src/api/auth.js';
+import { tokenFromHeaders } from '../../src/access/authenticate.js';
 
 describe('tokens', () => {
   it('carry at least 256 random bits and are never stored in the clear', () => {
