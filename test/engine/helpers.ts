@@ -1,14 +1,13 @@
-import type { Clock } from '../../src/domain/clock.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import type { AuditEvent, Lease } from '../../src/domain/leasing.js';
 import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
-import { InventorySync } from '../../src/engine/inventory-sync.js';
+import type { InventorySync } from '../../src/engine/inventory-sync.js';
 import { LeaseEngine } from '../../src/engine/lease-engine.js';
 import type { LeaseEngineOptions } from '../../src/engine/lease-engine.js';
 import { createLogger } from '../../src/logger.js';
-import { openStore } from '../../src/store/open-store.js';
+import { startApp } from '../support/test-app.js';
 import type { Store } from '../../src/store/store.js';
 
 export const T0 = new Date('2030-01-01T00:00:00.000Z');
@@ -112,10 +111,17 @@ export const silentLogger = createLogger('silent');
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const clock = options.clock ?? new ManualClock(T0);
-  const store = await (options.openStore ?? (() => openStore({ dataDir: 'memory://' })))();
-  const sim = options.sim ?? new SimulatedDriver({ nodes: options.nodes ?? [nodeSpec(0)], clock, timings: TIMINGS });
-  const spy = new SpyDriver(sim);
-  const inventory = new InventorySync({ driver: spy.driver, store, clock: clock as Clock, logger: silentLogger, intervalMs: HOUR });
+  let spy: SpyDriver | undefined;
+  // The tests' one harness, without the HTTP side: the store, the simulated hardware behind a spy, the inventory.
+  const app = await startApp({
+    nodes: options.nodes ? [...options.nodes] : [nodeSpec(0)],
+    clock,
+    timings: TIMINGS,
+    store: options.openStore ? await options.openStore() : undefined,
+    sim: options.sim,
+    driver: ({ sim }) => (spy = new SpyDriver(sim)).driver,
+  });
+  const { store, inventory, driver: sim } = app;
   const given = options.projects;
   const projects = given
     ? { ownerId: given.ownerId, lesseeId: given.lesseeId, otherLesseeId: given.otherLesseeId }
@@ -130,11 +136,11 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     store,
     clock,
     sim,
-    spy,
+    spy: spy!,
     inventory,
     ...projects,
     engine(over = {}) {
-      const engine = new LeaseEngine({ store, driver: spy.driver, clock, logger: silentLogger, inventory, ...over });
+      const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, ...over });
       engines.push(engine);
       return engine;
     },
@@ -166,8 +172,9 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     },
     async close() {
       await Promise.all(engines.map((e) => e.stop()));
-      await store.close();
-      if (!options.sim) await sim.close();
+      await app.close();
+      // A store opened for this harness (PostgreSQL, or one shared with another harness) is closed here too.
+      if (options.openStore) await store.close();
     },
   };
 }

@@ -72,8 +72,13 @@ export interface TestAppOptions<C extends Clock = ManualClock> {
   /** Default: a ManualClock at 2030-01-01T00:00:00Z. */
   readonly clock?: C;
   readonly timings?: Partial<SimulatedTimings>;
-  /** Other hardware for the app and the inventory alike (an IronicDriver against a fake Ironic also serves /baremetal). */
-  readonly driver?: (context: { readonly clock: Clock; readonly logger: Logger }) => HardwareDriver;
+  /**
+   * Other hardware for the app and the inventory alike (an IronicDriver against a fake Ironic also serves
+   * /baremetal; a spy around the simulated driver).
+   */
+  readonly driver?: (context: { readonly clock: Clock; readonly logger: Logger; readonly sim: SimulatedDriver }) => HardwareDriver;
+  /** Simulated hardware shared with another app over the same database (not closed by close()). */
+  readonly sim?: SimulatedDriver;
   /** What the app uses as its driver, around the simulated one (the inventory still reads the simulated one). */
   readonly wrapDriver?: (driver: SimulatedDriver) => HardwareDriver;
   /** Serve on 127.0.0.1 (a free port) with the console's WebSocket side attached; `request` then goes over HTTP. */
@@ -97,8 +102,8 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
   const ownStore = options.store === undefined;
   const store = options.store ?? (await openStore({ dataDir: 'memory://', databaseUrl: options.databaseUrl }));
   if (ownStore) await bootstrapTestAdmin(store, clock);
-  const sim = new SimulatedDriver({ nodes: options.nodes ?? testInventory(), clock, timings: { ...FAST_TIMINGS, ...options.timings } });
-  const hardware = options.driver ? options.driver({ clock, logger }) : sim;
+  const sim = options.sim ?? new SimulatedDriver({ nodes: options.nodes ?? testInventory(), clock, timings: { ...FAST_TIMINGS, ...options.timings } });
+  const hardware = options.driver ? options.driver({ clock, logger, sim }) : sim;
   const driver = options.wrapDriver ? options.wrapDriver(sim) : hardware;
   const inventory = new InventorySync({ driver: hardware, store, clock, logger, intervalMs: 3_600_000 });
   if (ownStore) await inventory.syncAll();
@@ -144,8 +149,11 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
         });
       }
       inventory.stop();
-      await sim.close();
-      if (hardware !== sim) await hardware.close();
+      // A shared simulated driver is its owner's to close, and so is what wraps it.
+      if (!options.sim) {
+        if (hardware !== sim) await hardware.close();
+        await sim.close();
+      }
       if (ownStore) await store.close();
     },
   };
