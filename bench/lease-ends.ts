@@ -1,6 +1,6 @@
 import { PowerTarget } from '../src/drivers/hardware-driver.js';
 import { SimulatedDriver } from '../src/drivers/simulated/simulated-driver.js';
-import { LeaseEngine } from '../src/engine/lease-engine.js';
+import { DEFAULT_CLAIM_MS, LeaseEngine } from '../src/engine/lease-engine.js';
 import { CLEANING_GAP_MS, bootstrapAdmin, buildApp, expectStatus, projectMember, silentLogger, type BenchApp } from './bench-app.js';
 import { openBenchDatabase, type BenchSql } from './databases.js';
 import { endNodes } from './inventory.js';
@@ -123,7 +123,7 @@ export async function benchLeaseEnds(
     const states = await db.sql.query<{ state: string; n: number }>(`select state, count(*)::int as n from allocations where state <> 'released' group by state`);
     return {
       leases: sizes.ends,
-      engineOptions: 'defaults: batch 20, settleMs 1000, pollMs 10000, claimMs 60000',
+      engineOptions: `defaults: batch 20, settleMs 1000, pollMs 10000, claimMs ${DEFAULT_CLAIM_MS} (renewed by a heartbeat)`,
       createS,
       created: created.length,
       handOverS,

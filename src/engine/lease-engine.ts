@@ -49,7 +49,7 @@ const IDLE_FLOOR_MS = 500;
  * with 5 s renewed every ~1.7 s, a restarted replica resumes a dead one's tasks ≤ 5 s after its last heartbeat,
  * and a live worker keeps its claim through a slow Ironic call (30 s timeout) because the heartbeat renews it.
  */
-const DEFAULT_CLAIM_MS = 5_000;
+export const DEFAULT_CLAIM_MS = 5_000;
 /** After the store failed to answer, look again after this, doubling up to pollMs (it comes back by itself). */
 const STORE_RETRY_MS = 1_000;
 
