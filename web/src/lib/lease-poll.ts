@@ -1,9 +1,9 @@
 import type { Lease } from '../api/client';
+import { isFinishedLease } from './lease-states';
 
 const FAST = 2000;
 const SLOW = 30_000;
 const TRANSITIONAL = new Set(['starting', 'releasing']);
-const FINAL = new Set(['ended', 'cancelled', 'failed']);
 
 /**
  * How soon to read a lease again. Every 2 s while it is not settled (allocations starting or being released, the
@@ -13,7 +13,7 @@ const FINAL = new Set(['ended', 'cancelled', 'failed']);
 export function leasePollMs(lease: Pick<Lease, 'state' | 'start' | 'end' | 'allocations'>, now: number = Date.now()): number | null {
   const moving = lease.state === 'ending' || lease.allocations.some((a) => TRANSITIONAL.has(a.state));
   if (moving) return FAST;
-  if (FINAL.has(lease.state)) return null;
+  if (isFinishedLease(lease.state)) return null;
   const next = lease.state === 'pending' ? Date.parse(lease.start) : Date.parse(lease.end);
   // At the instant itself the engine starts working: poll fast from a minute before until it has moved.
   return next - now < 60_000 ? FAST : SLOW;

@@ -12,11 +12,11 @@ import { StateBadge } from '../components/lease-state';
 import { formatTime } from '../lib/format';
 import { isSettled, leasePollMs } from '../lib/lease-poll';
 import { canRoleAct } from '../nav';
+import { isOpenLease } from '../lib/lease-states';
 
 // xterm.js is most of the bundle's weight: loaded when a console is first opened.
 const SerialConsole = lazy(() => import('../console/serial-console'));
 
-const OPEN_STATES = new Set(['pending', 'active', 'ending']);
 
 interface Detail {
   lease: Lease;
@@ -27,7 +27,7 @@ interface Detail {
 async function loadDetail(api: Api, id: string, signal: AbortSignal): Promise<Detail> {
   const lease = unwrap(await api.GET('/v1/leases/{id}', { params: { path: { id } }, signal }));
   const nodes = new Map<string, Node | null>();
-  if (OPEN_STATES.has(lease.state)) {
+  if (isOpenLease(lease.state)) {
     await Promise.all(
       lease.allocations.map(async (a) => {
         try {

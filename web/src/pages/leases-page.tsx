@@ -9,10 +9,10 @@ import { ErrorNotice } from '../components/error-notice';
 import { StateBadge } from '../components/lease-state';
 import { formatRelative, formatTime } from '../lib/format';
 import type { Viewer } from '../nav';
+import { LEASE_STATES, isOpenLease } from '../lib/lease-states';
 
-const STATES = ['pending', 'active', 'ending', 'ended', 'cancelled', 'failed'] as const;
+const STATES = LEASE_STATES;
 type StateFilter = (typeof STATES)[number] | 'current' | 'all';
-const CURRENT = new Set(['pending', 'active', 'ending']);
 
 type Scope = 'project' | 'others' | 'all';
 
@@ -22,9 +22,9 @@ async function loadLeases(api: Api, state: StateFilter, signal: AbortSignal) {
     const page = unwrap(await api.GET('/v1/leases', { params: { query: { ...query, limit: 1000, marker } }, signal }));
     return { items: page.leases, next: page.next };
   }, 10);
-  const items = state === 'current' ? leases.items.filter((l) => CURRENT.has(l.state)) : leases.items;
+  const items = state === 'current' ? leases.items.filter((l) => isOpenLease(l.state)) : leases.items;
   // Soonest first for what is coming or running; most recent first for the rest.
-  items.sort((a, b) => (CURRENT.has(a.state) && CURRENT.has(b.state) ? a.end.localeCompare(b.end) : b.start.localeCompare(a.start)));
+  items.sort((a, b) => (isOpenLease(a.state) && isOpenLease(b.state) ? a.end.localeCompare(b.end) : b.start.localeCompare(a.start)));
   return { leases: items, truncated: leases.truncated };
 }
 
@@ -104,7 +104,7 @@ export function LeasesPage() {
                   <td data-label="Start" title={lease.start}>{formatTime(lease.start)}</td>
                   <td data-label="End" title={lease.end}>
                     {formatTime(lease.end)}
-                    {CURRENT.has(lease.state) && <div className="muted small">{formatRelative(lease.end)}</div>}
+                    {isOpenLease(lease.state) && <div className="muted small">{formatRelative(lease.end)}</div>}
                   </td>
                   <td data-label="Nodes">
                     <span className="mono small">{lease.allocations.map((a) => a.node_name ?? a.node_id).join(', ') || '—'}</span>

@@ -9,9 +9,9 @@ import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
 import { StateBadge } from '../components/lease-state';
 import { formatRelative, formatTime } from '../lib/format';
+import { OPEN_LEASE_STATES } from '../lib/lease-states';
 
-/** Leases that hold or will hold nodes: upcoming (pending), running (active), being handed back (ending). */
-const CURRENT = ['pending', 'active', 'ending'] as const;
+const CURRENT = OPEN_LEASE_STATES;
 
 interface Holding {
   lease: Lease;
