@@ -178,7 +178,7 @@ export function offerRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const q = c.req.valid('query');
     let nodeId: string | undefined;
-    if (q.node_id !== undefined) nodeId = (await nodeIdFor(q.node_id)) ?? '00000000-no-such-node';
+    if (q.node_id !== undefined) nodeId = (await nodeIdFor(q.node_id)) ?? NIL_UUID;
     let ownerId: string | undefined;
     if (q.owner !== undefined) ownerId = (await deps.store.findProject(q.owner))?.id ?? NIL_UUID;
     let nodeIds: string[] | undefined;
