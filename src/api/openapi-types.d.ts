@@ -3042,10 +3042,7 @@ export interface components {
              */
             id: string;
             node_id: string;
-            /**
-             * Format: uuid
-             * @description Whose access the token carries.
-             */
+            /** @description Whose access the token carries: a local user's uuid, or a Keystone user's id. */
             user_id: string;
             /**
              * Format: date-time

@@ -3,7 +3,7 @@ import { WebSocket, type RawData } from 'ws';
 import type { EntryDeps } from '../access/entry-deps.js';
 import { nodeActionGuard } from '../access/node-action-guard.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../domain/errors.js';
-import type { Principal } from '../domain/identity.js';
+import { type Principal, localUserId } from '../domain/identity.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Logger } from '../logger.js';
 import type { ConsoleAccessState, ConsoleGrant, ConsoleToken } from '../store/console-store.js';
@@ -277,7 +277,7 @@ export class ConsoleSession implements WatchedConsole {
     return {
       type,
       actor: this.principal.userName,
-      actor_user_id: this.principal.userId,
+      actor_user_id: localUserId(this.principal),
       node_id: this.nodeId,
       project_id: this.principal.projectId,
       owner_project_id: this.ownerProjectId,

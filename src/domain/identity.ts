@@ -50,10 +50,36 @@ export interface ApiToken {
 
 /** Who is calling: resolved from a token at the start of every request. */
 export interface Principal {
+  /** A local user's uuid, or a Keystone user's id. */
   readonly userId: string;
   readonly userName: string;
   readonly role: Role;
   readonly projectId: string | null;
   readonly projectName: string | null;
+  /** The local API token's id (or console token's); for a Keystone token, an id of its own (a hash prefix). */
   readonly tokenId: string;
+  /** Who vouched for the caller: absent for a local user (a row in `users`), `keystone` for a Keystone user. */
+  readonly source?: 'keystone';
+}
+
+/** The id of the caller's row in `users`, or null for a Keystone user (it has none: the audit log names it). */
+export function localUserId(p: Pick<Principal, 'userId' | 'source'>): string | null {
+  return p.source === 'keystone' ? null : p.userId;
+}
+
+/** What a console token keeps of a Keystone principal. */
+export function snapshotOf(p: Principal): PrincipalSnapshot {
+  return { userId: p.userId, userName: p.userName, role: p.role, projectId: p.projectId, projectName: p.projectName };
+}
+
+/**
+ * What a Keystone user's console token keeps of its identity (it has no `users` row to read again): stored with
+ * the token, and the principal its connections are re-checked as.
+ */
+export interface PrincipalSnapshot {
+  readonly userId: string;
+  readonly userName: string;
+  readonly role: Role;
+  readonly projectId: string | null;
+  readonly projectName: string | null;
 }

@@ -1,5 +1,5 @@
 import { LeaseConflictError } from '../domain/errors.js';
-import type { Project } from '../domain/identity.js';
+import { localUserId, type Project } from '../domain/identity.js';
 import type { Lease, NewAuditEvent } from '../domain/leasing.js';
 import type { Clock } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
@@ -12,10 +12,11 @@ export interface LeaseServiceOptions {
   readonly horizonMs?: number;
 }
 
-/** Who asks for a change, for the audit log. */
+/** Who asks for a change, for the audit log (a Keystone user has no local id: `source` says so). */
 export interface LeaseActor {
   readonly userName: string;
-  readonly userId: string | null;
+  readonly userId: string;
+  readonly source?: 'keystone';
 }
 
 /** What a lease is booked with, beyond what it asks for. */
@@ -71,7 +72,7 @@ export class LeaseService {
           {
             name: meta.name ?? `lease-${plan.start.toISOString().slice(0, 16)}`,
             project_id: project.id,
-            created_by: meta.actor.userId,
+            created_by: localUserId(meta.actor),
             start: plan.start,
             end: plan.end,
             request: { nodes: ask.nodes, groups: ask.groups },
@@ -130,6 +131,6 @@ export class LeaseService {
   }
 
   private by(actor: LeaseActor): Pick<NewAuditEvent, 'actor' | 'actor_user_id'> {
-    return { actor: actor.userName, actor_user_id: actor.userId };
+    return { actor: actor.userName, actor_user_id: localUserId(actor) };
   }
 }

@@ -1,4 +1,4 @@
-import type { Principal } from '../domain/identity.js';
+import type { Principal, PrincipalSnapshot } from '../domain/identity.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { CurrentLease } from './leasing-store.js';
 
@@ -13,7 +13,10 @@ import type { CurrentLease } from './leasing-store.js';
 export interface ConsoleToken {
   readonly id: string;
   readonly node_id: string;
-  readonly user_id: string;
+  /** The local user it was issued to; null for a Keystone user's (see the grant's principal). */
+  readonly user_id: string | null;
+  /** Whoever it was issued to: the local user's id, or the Keystone user's. */
+  readonly issued_to: string;
   readonly created_at: Date;
   readonly expires_at: Date;
   readonly revoked_at: Date | null;
@@ -21,7 +24,10 @@ export interface ConsoleToken {
 
 export interface NewConsoleToken {
   readonly node_id: string;
-  readonly user_id: string;
+  /** A local user's token: its rights are read again from `users` at every check. */
+  readonly user_id: string | null;
+  /** A Keystone user's token (user_id null): the identity it was issued to, kept for its checks. */
+  readonly principal?: PrincipalSnapshot;
   /** SHA-256 of the token value, hex. The value itself is never stored. */
   readonly token_hash: string;
   readonly expires_at: Date;

@@ -41,7 +41,10 @@ export interface ApiTokensTable {
 export interface ConsoleTokensTable {
   id: Generated<string>;
   node_id: string;
-  user_id: string;
+  /** A local user's; null for a Keystone user's token (see `principal`). */
+  user_id: string | null;
+  /** Who a Keystone user's token was issued to: `{userId, userName, role, projectId, projectName}`. */
+  principal: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   token_hash: string;
   created_at: Timestamp;
   expires_at: Timestamp;

@@ -16,12 +16,13 @@ export class KyselyConsoleStore implements ConsoleStore {
   create(input: NewConsoleToken, events: readonly NewAuditEvent[], now: Date): Promise<ConsoleToken> {
     return guard(() =>
       this.db.transaction().execute(async (trx) => {
-        if (!isUuid(input.user_id)) throw new NotFoundError('user', input.user_id);
+        if (input.user_id !== null && !isUuid(input.user_id)) throw new NotFoundError('user', input.user_id);
         const row = await trx
           .insertInto('console_tokens')
           .values({
             node_id: input.node_id,
             user_id: input.user_id,
+            principal: input.user_id === null && input.principal ? JSON.stringify(input.principal) : null,
             token_hash: input.token_hash,
             created_at: now,
             expires_at: input.expires_at,
@@ -91,6 +92,7 @@ function toConsoleToken(row: Selectable<ConsoleTokensTable>): ConsoleToken {
     id: row.id,
     node_id: row.node_id,
     user_id: row.user_id,
+    issued_to: row.user_id ?? String(row.principal?.userId ?? ''),
     created_at: row.created_at,
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,

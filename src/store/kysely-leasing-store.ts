@@ -182,7 +182,6 @@ export class KyselyLeasingStore implements LeasingStore {
   }
 
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
-    if (!isUuid(projectId)) return Promise.resolve([]);
     return guard(async () => {
       const rows = await this.db
         .selectFrom('offers as o')
@@ -197,7 +196,7 @@ export class KyselyLeasingStore implements LeasingStore {
   }
 
   heldWindows(projectId: string, from: Date, to: Date, exceptLeaseId?: string): Promise<readonly Interval[]> {
-    if (!isUuid(projectId) || (exceptLeaseId !== undefined && !isUuid(exceptLeaseId))) return Promise.resolve([]);
+    if (exceptLeaseId !== undefined && !isUuid(exceptLeaseId)) return Promise.resolve([]);
     return guard(() => heldWindows(this.db, projectId, from, to, exceptLeaseId));
   }
 

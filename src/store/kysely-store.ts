@@ -86,11 +86,10 @@ export class KyselyStore implements Store {
 
   findProject(idOrName: string): Promise<Project | null> {
     return guarded(async () => {
-      // By id first: a project named like another project's id must not shadow that project.
-      if (isUuid(idOrName)) {
-        const byId = await this.db.selectFrom('projects').selectAll().where('id', '=', idOrName).executeTakeFirst();
-        if (byId) return toProject(byId);
-      }
+      // By id first: a project named like another project's id must not shadow that project. Ids are uuids for
+      // local projects and Keystone's ids (any text) for Keystone's.
+      const byId = await this.db.selectFrom('projects').selectAll().where('id', '=', idOrName).executeTakeFirst();
+      if (byId) return toProject(byId);
       const byName = await this.db.selectFrom('projects').selectAll().where('name', '=', idOrName).executeTakeFirst();
       return byName ? toProject(byName) : null;
     });
@@ -100,7 +99,7 @@ export class KyselyStore implements Store {
     return guarded(async () => {
       let query = this.db.selectFrom('projects').selectAll();
       if (filter.ids !== undefined) {
-        const ids = filter.ids.filter(isUuid);
+        const ids = filter.ids;
         // `in ()` is not SQL; an empty allow-list matches nothing.
         query = ids.length > 0 ? query.where('id', 'in', ids) : query.where(sql<boolean>`false`);
       }
@@ -111,7 +110,6 @@ export class KyselyStore implements Store {
 
   updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project> {
     return guarded(async () => {
-      if (!isUuid(id)) throw new NotFoundError('project', id);
       const row = await this.db
         .updateTable('projects')
         .set({
@@ -131,7 +129,6 @@ export class KyselyStore implements Store {
   deleteProject(id: string): Promise<void> {
     return guarded(() =>
       this.db.transaction().execute(async (trx) => {
-        if (!isUuid(id)) throw new NotFoundError('project', id);
         // The row lock makes users, leases and offers created meanwhile wait, then fail their reference check.
         const project = await trx.selectFrom('projects').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
         if (!project) throw new NotFoundError('project', id);
@@ -161,7 +158,6 @@ export class KyselyStore implements Store {
       if (input.project_id === null && input.role !== 'admin') {
         throw new InvalidRequestError(`a ${input.role} must belong to a project`, { details: { field: 'project_id' } });
       }
-      if (input.project_id !== null && !isUuid(input.project_id)) throw new NotFoundError('project', input.project_id);
       const row = await this.db
         .insertInto('users')
         .values({ name: input.name, project_id: input.project_id, role: input.role, created_at: now })
@@ -183,7 +179,7 @@ export class KyselyStore implements Store {
     return guarded(async () => {
       let query = this.db.selectFrom('users').selectAll();
       if (filter.project_id !== undefined) {
-        query = isUuid(filter.project_id) ? query.where('project_id', '=', filter.project_id) : query.where(sql<boolean>`false`);
+        query = query.where('project_id', '=', filter.project_id);
       }
       const result = await keysetPage(query, { id: sql`id`, sortKey: [sql`name`, sql`id`], idOf: (row) => row.id }, page);
       return { items: result.items.map(toUser), nextMarker: result.nextMarker };
@@ -236,8 +232,7 @@ export class KyselyStore implements Store {
   ): Promise<Page<ApiToken>> {
     return guarded(async () => {
       let query = this.db.selectFrom('api_tokens as t').selectAll('t');
-      const ids = [filter.user_id, filter.project_id].filter((id): id is string => id !== undefined);
-      if (!ids.every(isUuid)) {
+      if (filter.user_id !== undefined && !isUuid(filter.user_id)) {
         query = query.where(sql<boolean>`false`);
       } else {
         if (filter.user_id !== undefined) query = query.where('t.user_id', '=', filter.user_id);

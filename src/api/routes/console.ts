@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { NotFoundError, UpgradeRequiredError } from '../../domain/errors.js';
-import type { Principal } from '../../domain/identity.js';
+import { localUserId, snapshotOf, type Principal } from '../../domain/identity.js';
 import { canManageOwnedNode, isAdmin, nodeAccess, nodeVisibility } from '../../domain/policy.js';
 import { consoleAccess } from '../../console/console-access.js';
 import { consoleUrl, issueConsoleToken } from '../../console/console-token.js';
@@ -17,7 +17,7 @@ const ConsoleSchema = z
   .object({
     id: z.string().openapi({ format: 'uuid', description: 'The console token: revoke it with DELETE /v1/consoles/{id}.' }),
     node_id: z.string(),
-    user_id: z.string().openapi({ format: 'uuid', description: 'Whose access the token carries.' }),
+    user_id: z.string().openapi({ description: "Whose access the token carries: a local user's uuid, or a Keystone user's id." }),
     created_at: Timestamp,
     expires_at: Timestamp.openapi({ description: 'Connections can be opened until then; open ones are not cut by it.' }),
     revoked_at: Timestamp.nullable(),
@@ -103,7 +103,7 @@ export function consoleRoutes(deps: ApiDeps) {
   /** A console token is visible to its creator, the operator and the node's owners (members); others get 404. */
   async function visibleConsole(principal: Principal, id: string): Promise<ConsoleToken> {
     const token = await deps.store.consoles.get(id);
-    if (token && (isAdmin(principal) || token.user_id === principal.userId)) return token;
+    if (token && (isAdmin(principal) || token.issued_to === principal.userId)) return token;
     if (token) {
       const node = await deps.store.getNode(token.node_id, nodeVisibility(principal, deps.clock.now()));
       if (node && canManageOwnedNode(principal, nodeAccess(principal, node, false))) return token;
@@ -117,12 +117,18 @@ export function consoleRoutes(deps: ApiDeps) {
     const now = deps.clock.now();
     const issued = issueConsoleToken();
     const token = await deps.store.consoles.create(
-      { node_id: node.id, user_id: principal.userId, token_hash: issued.hash, expires_at: new Date(now.getTime() + ttlMs) },
+      {
+        node_id: node.id,
+        user_id: localUserId(principal),
+        principal: snapshotOf(principal),
+        token_hash: issued.hash,
+        expires_at: new Date(now.getTime() + ttlMs),
+      },
       [
         {
           type: 'console.token_issued',
           actor: principal.userName,
-          actor_user_id: principal.userId,
+          actor_user_id: localUserId(principal),
           node_id: node.id,
           project_id: principal.projectId,
           owner_project_id: node.owner_project?.id ?? null,
@@ -151,7 +157,7 @@ export function consoleRoutes(deps: ApiDeps) {
         {
           type: 'console.token_revoked',
           actor: principal.userName,
-          actor_user_id: principal.userId,
+          actor_user_id: localUserId(principal),
           node_id: token.node_id,
           project_id: principal.projectId,
         },
@@ -175,7 +181,7 @@ function consoleJson(token: ConsoleToken) {
   return {
     id: token.id,
     node_id: token.node_id,
-    user_id: token.user_id,
+    user_id: token.issued_to,
     created_at: token.created_at.toISOString(),
     expires_at: token.expires_at.toISOString(),
     revoked_at: token.revoked_at?.toISOString() ?? null,

@@ -6,7 +6,7 @@ import { nodeActionGuard, type NodeActionRule } from '../../access/node-action-g
 import { nodeForCaller } from '../../access/node-access.js';
 import type { NodeRuleName } from '../../domain/policy-rules/default-rules.js';
 import { IdParam, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
-import type { Principal } from '../../domain/identity.js';
+import { type Principal, localUserId } from '../../domain/identity.js';
 
 const POWER_TARGETS = { on: PowerTarget.On, off: PowerTarget.Off, reboot: PowerTarget.Reboot } as const;
 
@@ -55,7 +55,7 @@ export function nodeActionRoutes(deps: ApiDeps) {
 
   /** Records who did what to which node and how it went, whatever happened (the audit log). */
   async function audited<T>(principal: Principal, nodeId: string, ownerProjectId: string | null, type: string, details: Record<string, unknown>, action: () => Promise<T>): Promise<T> {
-    const event = { type, actor: principal.userName, actor_user_id: principal.userId, node_id: nodeId, project_id: principal.projectId, owner_project_id: ownerProjectId, details };
+    const event = { type, actor: principal.userName, actor_user_id: localUserId(principal), node_id: nodeId, project_id: principal.projectId, owner_project_id: ownerProjectId, details };
     try {
       const result = await action();
       await deps.store.leasing.appendEvents([event], deps.clock.now());

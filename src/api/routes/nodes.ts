@@ -7,6 +7,7 @@ import { nodesJson } from '../nodes-json.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { ExpressionInput, IdOrName, IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { nodeJson } from '../serializers.js';
+import { localUserId } from '../../domain/identity.js';
 
 const NodeQuery = z.object({
   ...PageQuery,
@@ -131,14 +132,14 @@ export function nodeRoutes(deps: ApiDeps) {
       await deps.driver.updateNode(id, { owner: ownerId });
       await deps.inventory.refreshNode(id);
       await deps.store.leasing.appendEvents(
-        [{ type: 'node.owner_set', actor: principal.userName, actor_user_id: principal.userId, node_id: id, owner_project_id: ownerId, details: { owner: ownerId } }],
+        [{ type: 'node.owner_set', actor: principal.userName, actor_user_id: localUserId(principal), node_id: id, owner_project_id: ownerId, details: { owner: ownerId } }],
         deps.clock.now(),
       );
     }
     if (body.quarantined === false && found.node.quarantined_at) {
       await deps.store.leasing.clearQuarantine(
         id,
-        [{ type: 'node.quarantine_cleared', actor: principal.userName, actor_user_id: principal.userId, node_id: id, owner_project_id: found.node.owner_project?.id ?? null }],
+        [{ type: 'node.quarantine_cleared', actor: principal.userName, actor_user_id: localUserId(principal), node_id: id, owner_project_id: found.node.owner_project?.id ?? null }],
         deps.clock.now(),
       );
     }

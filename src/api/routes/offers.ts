@@ -3,7 +3,7 @@ import { NIL_UUID } from '../../domain/ids.js';
 import { mayUseOffer } from '../../domain/availability.js';
 import { parseDuration } from '../../domain/duration.js';
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
-import type { Principal } from '../../domain/identity.js';
+import { type Principal, localUserId } from '../../domain/identity.js';
 import type { Offer } from '../../domain/leasing.js';
 import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
 import { subtract, type Interval } from '../../domain/scheduling/interval.js';
@@ -166,8 +166,8 @@ export function offerRoutes(deps: ApiDeps) {
     }
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: principal.userId },
-      [{ type: 'offer.created', actor: principal.userName, actor_user_id: principal.userId, node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
+      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal) },
+      [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
       now,
     );
     c.get('log').info({ offer: offer.id, node: node.id }, 'offer created');
@@ -236,7 +236,7 @@ export function offerRoutes(deps: ApiDeps) {
     if (!isAdmin(principal) && principal.role === 'reader') throw new ForbiddenError('readers cannot withdraw offers; a member can');
     await deps.store.leasing.withdrawOffer(
       offer.id,
-      [{ type: 'offer.withdrawn', actor: principal.userName, actor_user_id: principal.userId, node_id: offer.node_id, owner_project_id: offer.project_id }],
+      [{ type: 'offer.withdrawn', actor: principal.userName, actor_user_id: localUserId(principal), node_id: offer.node_id, owner_project_id: offer.project_id }],
       deps.clock.now(),
     );
     return c.body(null, 204);

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { ConsoleAccessState } from '../console-store.js';
 import type { Database } from '../database.js';
-import { toConsoleGrant } from './console-grant.js';
+import { GRANT_COLUMNS, toConsoleGrant } from './console-grant.js';
 import { handedOver } from './node-view-query.js';
 
 /**
@@ -20,7 +20,7 @@ export async function consoleAccessStates(
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('console_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('projects as p', 'p.id', 'u.project_id')
     .leftJoin('nodes as n', (join) => join.onRef('n.id', '=', 't.node_id').on('n.removed_at', 'is', null))
     .leftJoin('projects as by_id', (join) => join.on(sql<SqlBool>`by_id.id::text = n.owner`))
@@ -41,16 +41,7 @@ export async function consoleAccessStates(
       (join) => join.onTrue(),
     )
     .select([
-      't.id',
-      't.node_id',
-      't.user_id',
-      't.created_at',
-      't.expires_at',
-      't.revoked_at',
-      'u.name as user_name',
-      'u.role',
-      'p.id as project_id',
-      'p.name as project_name',
+      ...GRANT_COLUMNS,
       'n.id as live_node_id',
       sql<string | null>`coalesce(by_id.id, by_name.id)`.as('owner_project_id'),
       'cl.lease_id',

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Role } from '../../domain/identity.js';
+import type { PrincipalSnapshot, Role } from '../../domain/identity.js';
 import type { ConsoleGrant } from '../console-store.js';
 import type { Database } from '../database.js';
 
@@ -13,53 +13,77 @@ export async function consoleGrant(
 ): Promise<ConsoleGrant | null> {
   let query = db
     .selectFrom('console_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('projects as p', 'p.id', 'u.project_id')
-    .select([
-      't.id',
-      't.node_id',
-      't.user_id',
-      't.created_at',
-      't.expires_at',
-      't.revoked_at',
-      'u.name as user_name',
-      'u.role',
-      'p.id as project_id',
-      'p.name as project_name',
-    ]);
+    .select(GRANT_COLUMNS);
   query = 'tokenHash' in where ? query.where('t.token_hash', '=', where.tokenHash) : query.where('t.id', '=', where.id);
   const row = await query.executeTakeFirst();
   return row ? toConsoleGrant(row) : null;
 }
 
-/** The columns a grant is read from (console_tokens t, its user u and the user's project p). */
+/** The columns a grant is read from: console_tokens t, its local user u (left joined) and the user's project p. */
+export const GRANT_COLUMNS = [
+  't.id',
+  't.node_id',
+  't.user_id',
+  't.created_at',
+  't.expires_at',
+  't.revoked_at',
+  't.principal',
+  'u.name as user_name',
+  'u.role',
+  'p.id as project_id',
+  'p.name as project_name',
+] as const;
+
 export interface ConsoleGrantRow {
   readonly id: string;
   readonly node_id: string;
-  readonly user_id: string;
+  readonly user_id: string | null;
   readonly created_at: Date;
   readonly expires_at: Date;
   readonly revoked_at: Date | null;
-  readonly user_name: string;
-  readonly role: string;
+  readonly principal: Record<string, unknown> | null;
+  readonly user_name: string | null;
+  readonly role: string | null;
   readonly project_id: string | null;
   readonly project_name: string | null;
 }
 
-/** A console token and its creator as that user is now, from one joined row (also console-access-states.ts). */
+/**
+ * A console token and the principal it stands for, from one joined row (also console-access-states.ts): a local
+ * user as it is now (role and project read again), a Keystone user as the token was issued to it.
+ */
 export function toConsoleGrant(row: ConsoleGrantRow): ConsoleGrant {
+  const token = {
+    id: row.id,
+    node_id: row.node_id,
+    user_id: row.user_id,
+    issued_to: row.user_id ?? String(row.principal?.userId ?? ''),
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  };
+  if (row.user_id === null) {
+    const who = (row.principal ?? {}) as Partial<PrincipalSnapshot>;
+    return {
+      token,
+      principal: {
+        userId: String(who.userId ?? ''),
+        userName: String(who.userName ?? ''),
+        role: (who.role ?? 'reader') as Role,
+        projectId: who.projectId ?? null,
+        projectName: who.projectName ?? null,
+        tokenId: row.id,
+        source: 'keystone',
+      },
+    };
+  }
   return {
-    token: {
-      id: row.id,
-      node_id: row.node_id,
-      user_id: row.user_id,
-      created_at: row.created_at,
-      expires_at: row.expires_at,
-      revoked_at: row.revoked_at,
-    },
+    token,
     principal: {
       userId: row.user_id,
-      userName: row.user_name,
+      userName: row.user_name ?? '',
       role: row.role as Role,
       projectId: row.project_id,
       projectName: row.project_name,

@@ -21,7 +21,7 @@ export function consoleContract(open: OpenFreshStore): void {
       const store = await fresh();
       const { project, user } = await world(store);
       const token = await store.consoles.create({ node_id: 'n1', user_id: user.id, token_hash: 'c1', expires_at: at(10 * MINUTE) }, [], at(1));
-      expect(token).toEqual({ id: expect.any(String), node_id: 'n1', user_id: user.id, created_at: at(1), expires_at: at(10 * MINUTE), revoked_at: null });
+      expect(token).toEqual({ id: expect.any(String), node_id: 'n1', user_id: user.id, issued_to: user.id, created_at: at(1), expires_at: at(10 * MINUTE), revoked_at: null });
       expect(token).not.toHaveProperty('token_hash');
       expect(await store.consoles.get(token.id)).toEqual(token);
       const principal = { userId: user.id, userName: 'ada', role: 'member', projectId: project.id, projectName: 'physics-lab', tokenId: token.id };
@@ -30,6 +30,17 @@ export function consoleContract(open: OpenFreshStore): void {
       expect(await store.consoles.findByHash('nothing-like-it')).toBeNull();
       expect(await store.consoles.grant(UNKNOWN_UUID)).toBeNull();
       expect(await store.consoles.get('not-a-uuid')).toBeNull();
+    });
+
+    it("a Keystone user's token (no users row) keeps the identity it was issued to, and is re-checked as that", async () => {
+      const store = await fresh();
+      const { project } = await world(store);
+      const who = { userId: '5f2b6c0a9e3d4b7a8c1e2f3a4b5c6d7e', userName: 'kai', role: 'member' as const, projectId: project.id, projectName: 'physics-lab' };
+      const token = await store.consoles.create({ node_id: 'n1', user_id: null, principal: who, token_hash: 'k1', expires_at: at(HOUR) }, [], T0);
+      expect(token).toMatchObject({ user_id: null, issued_to: who.userId });
+      const principal = { ...who, tokenId: token.id, source: 'keystone' };
+      expect(await store.consoles.findByHash('k1')).toEqual({ token, principal });
+      expect((await store.consoles.accessStates([token.id], T0)).get(token.id)?.grant).toEqual({ token, principal });
     });
 
     it('a token of an operator carries the admin role and no project', async () => {
