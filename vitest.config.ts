@@ -8,6 +8,11 @@ import { defineConfig } from 'vitest/config';
 //   default project (groupOrder), so their timings are not measured on a machine busy with the unit tests. The
 //   first run may install the Debian packages (≈ 45 s, root only), hence the long hook timeout. Outside CI a
 //   machine without Ironic skips them loudly; under CI (CI set) that is an error.
+// - `keystone`: test/keystone/**/*.keystone.ts, the suites against a real Keystone (test/support/keystone.ts; each
+//   file bootstraps its own, ≈ 11 s, ≈ 140 MiB, and most an Ironic behind it). One file at a time, in a group of
+//   its own, last (vitest refuses projects of one group with different maxWorkers, and the Ironic group runs two
+//   at a time); the first run may install Debian's keystone (≈ 20-70 s, root only). Outside CI a machine without
+//   Keystone skips them loudly; under CI that is an error (.ci/run installs it).
 // - `ironic-figures`: test/ironic/figures.ironic.ts, the throughput figures (200 nodes), alone and last so that
 //   nothing else runs on the machine meanwhile.
 // - `web`: web/**/*.test.{ts,tsx}, the UI's component tests in jsdom (React Testing Library), and the check that
@@ -70,6 +75,18 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 600_000,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'keystone',
+          include: ['test/keystone/**/*.keystone.ts'],
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          sequence: { groupOrder: 5 },
         },
       },
       {

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Starts and stops a real, standalone OpenStack Ironic (Debian 12's packages) for integration tests:
-# one process (API + conductor, rpc_transport = none), SQLite, no Keystone, the fake-hardware driver.
-# Facts behind every setting: shared/notes/ironic-standalone.md.
+# one process (API + conductor, rpc_transport = none), SQLite, the fake-hardware driver; no Keystone, or a
+# Keystone it validates tokens against (--auth keystone, e.g. scripts/keystone-standalone.sh's).
+# Facts behind every setting: shared/notes/ironic-standalone.md, shared/notes/openstack-lab.md (section 4).
 #
 #   scripts/ironic-standalone.sh install
-#   scripts/ironic-standalone.sh start DATA_DIR [--port N] [--auth noauth|http_basic] [--user U --password P]
+#   scripts/ironic-standalone.sh start DATA_DIR [--port N] [--auth noauth|http_basic|keystone] [--user U --password P]
+#                                               [--keystone-url URL --keystone-user U --keystone-password P]
+#                                               [--keystone-project service]
 #                                               [--console-ports A:B] [--fake-delays 'power_delay=0.1,deploy_delay=0.5,1']
 #                                               [--timeout SECONDS]
 #   scripts/ironic-standalone.sh stop DATA_DIR
 #   scripts/ironic-standalone.sh status DATA_DIR
 #
+# --auth keystone: Ironic's keystonemiddleware validates every request's X-Auth-Token against the Keystone v3 root
+# URL as the service user U (it needs the roles admin and service on project `service`, created beforehand);
+# Keystone must be up before `start`, which waits until that user's token lists fake-hardware.
 # `stop` keeps DATA_DIR (its SQLite database, nodes and all): `start` on it again (same --port and --auth) resumes
 # the same Ironic, e.g. to test a client against an Ironic that goes away for a while. Remove DATA_DIR to discard it.
 # `start` prints the endpoint URL (e.g. http://127.0.0.1:6385) as its last stdout line. Everything else goes to
@@ -22,7 +28,7 @@ PACKAGES=(ironic-api ironic-conductor python3-ironicclient python3-openstackclie
 
 log() { printf '[ironic-standalone] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '5,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
 
@@ -138,12 +144,17 @@ cmd_start() {
   data=$(abs_dir "$1")
   shift
   local port=6385 auth=noauth user="" password="" console_ports="" fake_delays="" timeout=60
+  local ks_url="" ks_user="" ks_password="" ks_project=service
   while [[ $# -gt 0 ]]; do
     case $1 in
       --port) port=${2:?}; shift 2 ;;
       --auth) auth=${2:?}; shift 2 ;;
       --user) user=${2:?}; shift 2 ;;
       --password) password=${2:?}; shift 2 ;;
+      --keystone-url) ks_url=${2:?}; shift 2 ;;
+      --keystone-user) ks_user=${2:?}; shift 2 ;;
+      --keystone-password) ks_password=${2:?}; shift 2 ;;
+      --keystone-project) ks_project=${2:?}; shift 2 ;;
       --console-ports) console_ports=${2:?}; shift 2 ;;
       --fake-delays) fake_delays=${2:?}; shift 2 ;;
       --timeout) timeout=${2:?}; shift 2 ;;
@@ -154,7 +165,13 @@ cmd_start() {
   case $auth in
     noauth) ;;
     http_basic) [[ -n $user && -n $password ]] || die "--auth http_basic needs --user and --password" ;;
-    *) die "bad --auth $auth (noauth | http_basic)" ;;
+    keystone)
+      [[ -n $ks_url && -n $ks_user && -n $ks_password ]] ||
+        die "--auth keystone needs --keystone-url, --keystone-user and --keystone-password"
+      [[ $ks_url =~ ^https?://[^[:space:]]+$ ]] || die "bad --keystone-url $ks_url (the v3 root, e.g. http://127.0.0.1:5000/v3)"
+      ks_url=${ks_url%/}
+      ;;
+    *) die "bad --auth $auth (noauth | http_basic | keystone)" ;;
   esac
   # Console ports: a 100-port range per API port by default, so parallel instances rarely share one.
   if [[ -z $console_ports ]]; then
@@ -163,6 +180,14 @@ cmd_start() {
   fi
   [[ $console_ports =~ ^[0-9]+:[0-9]+$ ]] || die "bad --console-ports $console_ports (A:B)"
   [[ -x /usr/bin/ironic ]] || die "Ironic is not installed: run '$0 install' first"
+
+  local probe_token=""
+  if [[ $auth == keystone ]]; then
+    # Wrong credentials or a Keystone that is down fail here, before Ironic starts; the token also lets the
+    # readiness probe below see the conductor (without one every call is 401 long before it is ready).
+    probe_token=$(keystone_token "$ks_url" "$ks_user" "$ks_password" "$ks_project") ||
+      die "no token from $ks_url for $ks_user in project $ks_project (see above)"
+  fi
 
   local conf=$data/ironic.conf
   if pid=$(read_pid "$data/ironic.pid") && is_our_ironic "$pid" "$conf"; then
@@ -189,6 +214,25 @@ cmd_start() {
     printf '%s:%s\n' "$user" "$hash" >"$data/htpasswd"
     chmod 600 "$data/htpasswd"
     auth_lines+=$'\n'"http_basic_auth_user_file = $data/htpasswd"
+  fi
+
+  local keystone_section=""
+  if [[ $auth == keystone ]]; then
+    [[ $ks_password != *$'\n'* ]] || die '--keystone-password must be one line'
+    # keystonemiddleware validates each request's token as this service user (≈ 20 ms per new token with
+    # Keystone's cache on) and caches a validation in-process for token_cache_time (300 s by default), as a
+    # production Ironic without memcached does.
+    keystone_section="
+[keystone_authtoken]
+www_authenticate_uri = $ks_url
+auth_url = $ks_url
+auth_type = password
+username = $ks_user
+password = ${ks_password//\$/\$\$}
+project_name = $ks_project
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne"
   fi
 
   local fake_section=""
@@ -256,7 +300,10 @@ lock_path = $data/lock
 policy_file = $data/etc/policy.yaml
 policy_dirs = $data/etc/policy.d
 $fake_section
+$keystone_section
 EOF
+  # Under --auth keystone ironic.conf holds the service user's password.
+  if [[ $auth == keystone ]]; then chmod 600 "$conf"; fi
 
   if [[ ! -s $data/ironic.db ]]; then
     log "creating schema"
@@ -279,6 +326,7 @@ EOF
 
   local curl_auth=()
   [[ $auth == http_basic ]] && curl_auth=(-u "$user:$password")
+  [[ $auth == keystone ]] && curl_auth=(-H "X-Auth-Token: $probe_token")
   local deadline=$((SECONDS + timeout)) body=$data/tmp/drivers.json code
   while :; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -299,6 +347,26 @@ EOF
   done
   log "ironic up (pid $pid, auth $auth, consoles $console_ports, data $data)"
   echo "$url"
+}
+
+# Prints a project-scoped token for USER in PROJECT (Default domain) from the Keystone v3 root URL; the password
+# goes through the environment, not a command line. Debian's Python, standard library only.
+keystone_token() {
+  KS_URL=$1 KS_USER=$2 KS_PASSWORD=$3 KS_PROJECT=$4 "$PY" -I - <<'PYEOF'
+import json, os, sys, urllib.error, urllib.request
+body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+    "name": os.environ["KS_USER"], "password": os.environ["KS_PASSWORD"], "domain": {"name": "Default"}}}},
+    "scope": {"project": {"name": os.environ["KS_PROJECT"], "domain": {"name": "Default"}}}}}
+req = urllib.request.Request(os.environ["KS_URL"] + "/auth/tokens", data=json.dumps(body).encode(),
+                             headers={"Content-Type": "application/json"}, method="POST")
+try:
+    with urllib.request.urlopen(req, timeout=30) as res:
+        print(res.headers["X-Subject-Token"])
+except urllib.error.HTTPError as e:
+    sys.exit(f"[ironic-standalone] Keystone answered {e.code} to {os.environ['KS_USER']}'s password: {e.read()[:300]!r}")
+except OSError as e:
+    sys.exit(f"[ironic-standalone] Keystone at {os.environ['KS_URL']} unreachable: {e}")
+PYEOF
 }
 
 tail_logs() {

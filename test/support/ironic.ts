@@ -12,6 +12,9 @@
  *
  * Outside CI a missing Ironic skips (with the reason printed loudly); under CI (`process.env.CI` set) it is an
  * error: ironicAvailable() and startIronic() throw instead.
+ *
+ * An Ironic behind Keystone (auth_strategy = keystone) comes from test/support/keystone.ts's
+ * startIronicWithKeystone(), which creates its service user and passes `auth: 'keystone'` with `keystone` here.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -64,8 +67,10 @@ export interface IronicNodeSpec {
 export interface IronicRequestOptions {
   /** Microversion header; defaults to IRONIC_API_VERSION. */
   version?: string;
-  /** Send no Authorization header even under http_basic. */
+  /** Send no Authorization header even under http_basic (no X-Auth-Token under keystone). */
   noAuth?: boolean;
+  /** Under keystone: this Keystone token (a user's) instead of the service user's. */
+  token?: string;
   /** Statuses to return instead of throwing (default: any 2xx is fine, anything else throws). */
   expect?: number[];
 }
@@ -99,7 +104,10 @@ export interface IronicTimings {
 export interface IronicHandle {
   readonly url: string;
   readonly dataDir: string;
+  /** Under http_basic: the user Leasehold and the tests authenticate as. */
   readonly auth?: { user: string; password: string };
+  /** Under keystone: the service user Ironic validates tokens as (requests go with its token unless told). */
+  readonly keystone?: IronicKeystoneAuth;
   readonly timings: IronicTimings;
   /** Stops Ironic (and console socats) and removes the data dir; idempotent. */
   stop(): Promise<void>;
@@ -292,8 +300,22 @@ export function reapStaleIronics(): Promise<void> {
 
 // ------------------------------------------------------------------------------------------------ start
 
+/** Ironic in auth_strategy = keystone: its keystone_authtoken user (admin + service on `project`). */
+export interface IronicKeystoneAuth {
+  /** Keystone's v3 root, e.g. http://127.0.0.1:5000/v3. */
+  readonly url: string;
+  readonly user: string;
+  readonly password: string;
+  /** Default `service`. */
+  readonly project?: string;
+  /** A valid token of that user (the handle's requests carry it): cached and renewed by the caller. */
+  readonly token: () => Promise<string>;
+}
+
 export interface StartIronicOptions {
-  auth?: 'noauth' | 'http_basic';
+  /** `keystone` needs `keystone` (test/support/keystone.ts's startIronicWithKeystone() fills it). */
+  auth?: 'noauth' | 'http_basic' | 'keystone';
+  keystone?: IronicKeystoneAuth;
   /** Default: a free port. */
   port?: number;
   /** `[fake]` delays, e.g. 'power_delay=0.1,deploy_delay=0.5,1'. */
@@ -309,6 +331,8 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
   await reapStaleIronics();
 
   const authMode = options.auth ?? 'noauth';
+  const keystone = authMode === 'keystone' ? options.keystone : undefined;
+  if (authMode === 'keystone' && !keystone) throw new Error("startIronic: auth 'keystone' needs the keystone option");
   const auth =
     authMode === 'http_basic'
       ? { user: options.user ?? 'leasehold', password: options.password ?? randomBytes(12).toString('base64url') }
@@ -321,6 +345,10 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
     const args = ['start', dataDir, '--port', String(port), '--auth', authMode];
     if (auth) args.push('--user', auth.user, '--password', auth.password);
+    if (keystone) {
+      args.push('--keystone-url', keystone.url, '--keystone-user', keystone.user, '--keystone-password', keystone.password);
+      if (keystone.project) args.push('--keystone-project', keystone.project);
+    }
     if (options.fakeDelays) args.push('--fake-delays', options.fakeDelays);
     const t0 = performance.now();
     running.add(dataDir);
@@ -329,7 +357,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     const startMs = Math.round(performance.now() - t0);
     const url = res.stdout.trim().split('\n').pop() ?? '';
     if (res.code === 0 && url.startsWith('http://')) {
-      return makeHandle({ url, dataDir, auth, timings: { installMs, startMs }, startArgs: args });
+      return makeHandle({ url, dataDir, auth, keystone, timings: { installMs, startMs }, startArgs: args });
     }
     lastError = `ironic-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 30_000);
@@ -372,11 +400,12 @@ function makeHandle(init: {
   url: string;
   dataDir: string;
   auth: { user: string; password: string } | undefined;
+  keystone: IronicKeystoneAuth | undefined;
   timings: IronicTimings;
   /** The `start` arguments it was started with: restart() runs them again on the same data dir. */
   startArgs: string[];
 }): IronicHandle {
-  const { url, dataDir, auth, startArgs } = init;
+  const { url, dataDir, auth, keystone, startArgs } = init;
   const timings = { ...init.timings };
   let stopped: Promise<void> | undefined;
 
@@ -394,6 +423,7 @@ function makeHandle(init: {
     if (auth && !opts.noAuth) {
       headers.Authorization = `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`;
     }
+    if (keystone && !opts.noAuth) headers['X-Auth-Token'] = opts.token ?? (await keystone.token());
     const deadline = Date.now() + 30_000;
     for (let attempt = 0; ; attempt++) {
       const res = await fetch(url + path, {
@@ -596,6 +626,7 @@ function makeHandle(init: {
     url,
     dataDir,
     ...(auth ? { auth } : {}),
+    ...(keystone ? { keystone } : {}),
     timings,
     request,
     getNode,
