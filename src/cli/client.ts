@@ -11,22 +11,57 @@ export interface RequestOptions {
 }
 
 /**
+ * Where the token of each request comes from when it is not a fixed Leasehold token: a Keystone session, which
+ * may renew it after a 401.
+ */
+export interface Credential {
+  /** The header the token travels in (`x-auth-token` for Keystone tokens, as OpenStack clients send them). */
+  readonly header: 'authorization' | 'x-auth-token';
+  token(): Promise<string>;
+  /** After a 401: forget the token and get another. */
+  renew(): Promise<string>;
+  /** Added to the message of a 401 that renewing did not cure. */
+  readonly refusedHint: string;
+}
+
+/** A fixed Leasehold token sent as `Authorization: Bearer`: nothing to renew. */
+function fixedToken(token: string): Credential {
+  return {
+    header: 'authorization',
+    token: async () => token,
+    renew: async () => token,
+    refusedHint: '',
+  };
+}
+
+/** fetch would reject a bad header value with a message that quotes it, i.e. would print the token. */
+function checkHeaderValue(token: string): string {
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new UsageError('the token contains spaces or characters that cannot be sent in an HTTP header');
+  }
+  return token;
+}
+
+export interface ClientOptions {
+  readonly timeoutMs?: number;
+}
+
+/**
  * The Leasehold API over fetch. Paths (and the server's `next` links) are relative to the base URL, so a server
- * published under a path prefix (`https://host/leasehold`) works. Error messages never contain the token.
+ * published under a path prefix (`https://host/leasehold`) works. Error messages never contain the token. With a
+ * renewable credential (Keystone), a 401 gets one new token and one retry: a 401 means the request was not done.
  */
 export class ApiClient {
   private readonly base: URL;
+  private readonly credential: Credential | undefined;
+  private readonly renewable: boolean;
+  private readonly timeoutMs: number;
 
-  constructor(
-    url: string,
-    private readonly token: string | undefined,
-    private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
-  ) {
+  constructor(url: string, token: string | Credential | undefined, options: ClientOptions = {}) {
     this.base = parseBaseUrl(url);
-    // fetch would reject a bad header value with a message that quotes it, i.e. would print the token.
-    if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
-      throw new UsageError('the token contains spaces or characters that cannot be sent in an HTTP header');
-    }
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.renewable = typeof token === 'object';
+    this.credential = typeof token === 'string' ? fixedToken(checkHeaderValue(token)) : token;
   }
 
   /** The base URL as shown to people: without any `user:password@` part. */
@@ -35,7 +70,7 @@ export class ApiClient {
   }
 
   get hasToken(): boolean {
-    return this.token !== undefined;
+    return this.credential !== undefined;
   }
 
   get<T>(path: string, query?: Query): Promise<T> {
@@ -56,28 +91,15 @@ export class ApiClient {
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = this.resolve(path, options.query);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      throw unreachable(this.displayUrl, err, this.timeoutMs);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const credential = this.credential;
+    let token = credential ? checkHeaderValue(await credential.token()) : undefined;
+    let { response, text } = await this.send(method, url, body, token);
+    if (response.status === 401 && credential && this.renewable) {
+      token = checkHeaderValue(await credential.renew());
+      ({ response, text } = await this.send(method, url, body, token));
     }
 
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (err) {
-      throw unreachable(this.displayUrl, err, this.timeoutMs);
-    }
     if (response.ok) {
       if (response.status === 204 || text === '') return undefined as T;
       try {
@@ -87,10 +109,33 @@ export class ApiClient {
       }
     }
     const error = errorFrom(response, text, this.displayUrl);
-    if (response.status === 401 && this.token === undefined) {
-      error.message += '; no token was sent: use --token, LEASEHOLD_TOKEN or `leasehold login`';
+    if (response.status === 401 && credential === undefined) {
+      error.message +=
+        '; no token was sent: use --token, LEASEHOLD_TOKEN or `leasehold login` (or Keystone credentials: --os-cloud, OS_CLOUD or OS_AUTH_URL and the other OS_* variables)';
+    } else if (response.status === 401 && credential?.refusedHint) {
+      error.message += `; ${credential.refusedHint}`;
     }
     throw error;
+  }
+
+  private async send(
+    method: string,
+    url: URL,
+    body: string | undefined,
+    token: string | undefined,
+  ): Promise<{ response: Response; text: string }> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (token !== undefined && this.credential) {
+      if (this.credential.header === 'authorization') headers.authorization = `Bearer ${token}`;
+      else headers['x-auth-token'] = token;
+    }
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      return { response, text: await response.text() };
+    } catch (err) {
+      throw unreachable(this.displayUrl, err, this.timeoutMs);
+    }
   }
 
   private resolve(path: string, query: Query | undefined): URL {

@@ -46,3 +46,12 @@ export class CommandFailedError extends CliError {
     this.name = 'CommandFailedError';
   }
 }
+
+/** Keystone answered but gave no token (refused credentials, an unknown project, not a v3 Keystone): exit 1. */
+export class KeystoneError extends CliError {
+  readonly exitCode = 1;
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeystoneError';
+  }
+}

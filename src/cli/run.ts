@@ -20,17 +20,29 @@ export type { CliIo } from './context.js';
 export const EXIT = { ok: 0, api: 1, usage: 2, unreachable: 3 } as const;
 
 const HELP_FOOTER = `
-Settings (highest first): --url/--token, LEASEHOLD_URL/LEASEHOLD_TOKEN, the file written by
-\`leasehold login\` ($LEASEHOLD_CONFIG or ~/.config/leasehold/config.json), default URL ${DEFAULT_URL}.
+Credentials (highest first): --token; --os-cloud NAME (a cloud of clouds.yaml); LEASEHOLD_TOKEN; OS_CLOUD;
+the OS_* variables when OS_AUTH_URL is set; the file written by \`leasehold login\` ($LEASEHOLD_CONFIG or
+~/.config/leasehold/config.json: a token, or a cloud's name). Server URL: --url, LEASEHOLD_URL, the saved one,
+then with Keystone credentials the catalog ("leasehold" service, else "baremetal" without /baremetal), else
+${DEFAULT_URL}.
+
+Keystone: clouds.yaml is read from ./, $XDG_CONFIG_HOME/openstack/ or ~/.config/openstack/, /etc/openstack/
+(the first found; secure.yaml from the same places merged over it). OS_AUTH_TYPE (auth_type) is password
+(default), v3password, v3applicationcredential, token or v3token; also OS_AUTH_URL, OS_USERNAME/OS_USER_ID,
+OS_PASSWORD, OS_PROJECT_NAME/OS_PROJECT_ID, OS_USER_DOMAIN_NAME/_ID, OS_PROJECT_DOMAIN_NAME/_ID (names default
+to the domain "default"), OS_APPLICATION_CREDENTIAL_ID/_NAME/_SECRET, OS_TOKEN, OS_SYSTEM_SCOPE=all,
+OS_INTERFACE (public), OS_REGION_NAME. The token (sent as X-Auth-Token) is cached in ~/.cache/leasehold/
+($XDG_CACHE_HOME) until a minute before it expires; a 401 gets one new token and one retry.
 
 Output: tables by default; --json prints the server's JSON. Lists show one page and say on stderr
 how to get more (--all or --marker).
 
-Exit codes: 0 ok, 1 the server refused (error printed with its code), 2 usage error,
-3 the server could not be reached.
+Exit codes: 0 ok, 1 the server (or Keystone) refused (error printed with its code), 2 usage error,
+3 the server (or Keystone) could not be reached.
 
 Examples:
   leasehold login --url http://127.0.0.1:8080 --token lh_...
+  leasehold --os-cloud mycloud node list         (Keystone credentials of clouds.yaml)
   leasehold node list --owner physics-lab --all
   leasehold offer create gpu-01 --max-lease 5d
   leasehold console gpu-01                       (Ctrl-] detaches)
@@ -54,6 +66,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
     .version(version(), '-V, --version', 'print the version')
     .option('--url <url>', `server URL (env LEASEHOLD_URL; default ${DEFAULT_URL})`)
     .option('--token <token>', 'API token (env LEASEHOLD_TOKEN)')
+    .option('--os-cloud <name>', 'Keystone credentials: a cloud of clouds.yaml (env OS_CLOUD)')
     .option('--json', "print the server's JSON instead of a table")
     .helpCommand('help [command]', 'show help for a command')
     .addHelpText('after', HELP_FOOTER)

@@ -1,6 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CloudFilePlaces } from '../../../src/cli/keystone/clouds-yaml.js';
 import { run } from '../../../src/cli/run.js';
 
 export interface CliResult {
@@ -16,9 +18,29 @@ export interface RunOptions {
   readonly now?: () => Date;
   /** What `--wait` sleeps with; give one (see fakeClock) so a test never waits for real. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Where ./clouds.yaml and /etc/openstack are; by default an empty private directory, never the machine's. */
+  readonly cloudFilePlaces?: CloudFilePlaces;
 }
 
-/** Runs the CLI in-process with captured output, the given environment only, and a fixed clock. */
+let privateHome: string | undefined;
+
+/**
+ * A private empty directory standing in for HOME, the current directory and /etc/openstack, so no test reads or
+ * writes the machine's ~/.config, ~/.cache/leasehold, ./clouds.yaml or /etc/openstack. Removed when the process ends.
+ */
+function isolatedHome(): string {
+  if (!privateHome) {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-cli-home-'));
+    privateHome = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return privateHome;
+}
+
+/**
+ * Runs the CLI in-process with captured output, the given environment only (plus a private empty HOME unless it
+ * gives one), and a fixed clock.
+ */
 export async function runCli(
   argv: string[],
   env: Record<string, string | undefined> = {},
@@ -29,9 +51,10 @@ export async function runCli(
   const code = await run(argv, {
     stdout: { write: (chunk: string) => (stdout += chunk) },
     stderr: { write: (chunk: string) => (stderr += chunk) },
-    env,
+    env: { HOME: isolatedHome(), ...env },
     now: options.now ?? (() => FIXED_NOW),
     ...(options.sleep ? { sleep: options.sleep } : {}),
+    cloudFilePlaces: options.cloudFilePlaces ?? { cwd: isolatedHome(), siteConfigDirs: [join(isolatedHome(), 'etc-openstack')] },
   });
   return { code, stdout, stderr };
 }
