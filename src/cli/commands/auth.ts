@@ -6,7 +6,7 @@ import type { CliContext } from '../context.js';
 import { envValue } from '../env.js';
 import { UsageError } from '../errors.js';
 import { leaseholdUrlFromCatalog } from '../keystone/catalog.js';
-import { secretsOf, withSecretsFromEnvironment } from '../keystone/cloud-options.js';
+import { hasEnvironmentCredentials, secretsOf, withSecretsFromEnvironment } from '../keystone/cloud-options.js';
 import { loadCloud } from '../keystone/clouds-yaml.js';
 import type { IssuedToken } from '../keystone/keystone-client.js';
 import type { KeystoneSession } from '../keystone/keystone-session.js';
@@ -77,8 +77,11 @@ export function registerAuthCommands(program: Command, ctx: CliContext): void {
       if (token) await loginWithToken(ctx, token);
       else if (cloud) await loginWithCloud(ctx, cloud);
       else {
+        const variables = hasEnvironmentCredentials(env)
+          ? ' (the OS_* variables need no login: every command reads them)'
+          : '';
         throw new UsageError(
-          'login needs a token or a cloud: leasehold login --url URL --token TOKEN, or leasehold login --os-cloud NAME',
+          `login needs a token or a cloud: leasehold login --url URL --token TOKEN, or leasehold login --os-cloud NAME${variables}`,
         );
       }
     });

@@ -10,8 +10,9 @@ export const REUSE_MARGIN_MS = 60_000;
 export type TokenOrigin = 'cache' | 'keystone';
 
 /**
- * The Keystone token of one identity for one command: from the cache while it has more than a minute left,
- * else from Keystone (and then cached). After a 401 from Leasehold, `renew` drops it and asks Keystone again.
+ * The Keystone token of one identity for one command: from the cache while it has more than a minute left
+ * (REUSE_MARGIN_MS), else from Keystone (and then cached). After a 401 from Leasehold, `renew` drops it and asks
+ * Keystone again.
  */
 export class KeystoneSession implements Credential {
   readonly header = 'x-auth-token';
@@ -45,16 +46,18 @@ export class KeystoneSession implements Credential {
     return Date.parse(token.expiresAt) - REUSE_MARGIN_MS > this.now().getTime();
   }
 
-  /** The token in hand, the cached one, or a new one, whichever is first still good for a minute. */
+  /**
+   * The token in hand, else the cached one while it has more than a minute left, else a new one. A token in hand
+   * is kept for the whole command even near its end (or with a clock ahead of Keystone's): asking Keystone again
+   * before every request would not make it fresher; if it does expire meanwhile, the 401 renews it.
+   */
   async issued(): Promise<IssuedToken> {
-    if (this.held && this.usable(this.held)) return this.held;
-    if (!this.held) {
-      const cached = await this.cache.read(this.request.cacheKey);
-      if (cached && this.usable(cached)) {
-        this.onToken(cached.token);
-        [this.held, this.heldOrigin] = [cached, 'cache'];
-        return cached;
-      }
+    if (this.held) return this.held;
+    const cached = await this.cache.read(this.request.cacheKey);
+    if (cached && this.usable(cached)) {
+      this.onToken(cached.token);
+      [this.held, this.heldOrigin] = [cached, 'cache'];
+      return cached;
     }
     return this.fresh();
   }
