@@ -18,20 +18,15 @@ export interface Credential {
   /** The header the token travels in (`x-auth-token` for Keystone tokens, as OpenStack clients send them). */
   readonly header: 'authorization' | 'x-auth-token';
   token(): Promise<string>;
-  /** After a 401: forget the token and get another. */
-  renew(): Promise<string>;
+  /** After a 401: forget the token and get another. A fixed token has none. */
+  renew?(): Promise<string>;
   /** Added to the message of a 401 that renewing did not cure. */
-  readonly refusedHint: string;
+  readonly refusedHint?: string;
 }
 
 /** A fixed Leasehold token sent as `Authorization: Bearer`: nothing to renew. */
 function fixedToken(token: string): Credential {
-  return {
-    header: 'authorization',
-    token: async () => token,
-    renew: async () => token,
-    refusedHint: '',
-  };
+  return { header: 'authorization', token: async () => token };
 }
 
 /** fetch would reject a bad header value with a message that quotes it, i.e. would print the token. */
@@ -54,13 +49,11 @@ export interface ClientOptions {
 export class ApiClient {
   private readonly base: URL;
   private readonly credential: Credential | undefined;
-  private readonly renewable: boolean;
   private readonly timeoutMs: number;
 
   constructor(url: string, token: string | Credential | undefined, options: ClientOptions = {}) {
     this.base = parseBaseUrl(url);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.renewable = typeof token === 'object';
     this.credential = typeof token === 'string' ? fixedToken(checkHeaderValue(token)) : token;
   }
 
@@ -95,7 +88,7 @@ export class ApiClient {
     const credential = this.credential;
     let token = credential ? checkHeaderValue(await credential.token()) : undefined;
     let { response, text } = await this.send(method, url, body, token);
-    if (response.status === 401 && credential && this.renewable) {
+    if (response.status === 401 && credential?.renew) {
       token = checkHeaderValue(await credential.renew());
       ({ response, text } = await this.send(method, url, body, token));
     }
