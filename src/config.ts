@@ -36,15 +36,43 @@ export interface Config {
   readonly publicUrl: string | null;
   /** How long a serial console token can be used to open connections (LEASEHOLD_CONSOLE_TOKEN_TTL). */
   readonly consoleTokenTtlMs: number;
+  /** Who vouches for callers' tokens: Leasehold's own users (`local`) or Keystone. */
+  readonly identity: 'local' | 'keystone';
+  /** Keystone and Leasehold's service credentials there: set with LEASEHOLD_IDENTITY=keystone or IRONIC_AUTH_TYPE=keystone. */
+  readonly keystone: KeystoneConfig | null;
+}
+
+export interface KeystoneConfig {
+  /** The v3 root, e.g. `http://keystone.example:5000/v3`. */
+  readonly url: string;
+  readonly credentials:
+    | {
+        readonly type: 'password';
+        readonly username: string;
+        readonly password: string;
+        readonly userDomainName: string;
+        readonly projectName: string;
+        readonly projectDomainName: string;
+      }
+    | { readonly type: 'application_credential'; readonly id: string; readonly secret: string };
+  /** How long a token validation is reused: the revocation lag (KEYSTONE_TOKEN_CACHE_TTL, default 30 s). */
+  readonly cacheTtlMs: number;
+  /** The project whose admins are the operator (KEYSTONE_ADMIN_PROJECT, default `admin`). */
+  readonly adminProject: string;
+  /** Which endpoints of the catalog Leasehold uses (Ironic's): `internal` by default. */
+  readonly interface: string;
+  readonly region: string | null;
 }
 
 export interface IronicConfig {
-  /** Ironic's API root, e.g. `http://127.0.0.1:6385`. */
-  readonly url: string;
+  /** Ironic's API root, e.g. `http://127.0.0.1:6385`; null: the `baremetal` endpoint of Keystone's catalog. */
+  readonly url: string | null;
   readonly auth:
     | { readonly type: 'none' }
     | { readonly type: 'http_basic'; readonly username: string; readonly password: string }
-    | { readonly type: 'token'; readonly token: string };
+    | { readonly type: 'token'; readonly token: string }
+    /** Leasehold's Keystone service token (KEYSTONE_*), renewed before it expires. */
+    | { readonly type: 'keystone' };
   /** Per HTTP request. */
   readonly timeoutMs: number;
 }
@@ -79,6 +107,8 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     simulatedNodesJson: env.LEASEHOLD_SIMULATED_NODES?.trim() || null,
     simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
     ironic: driver === 'ironic' ? ironicConfig(env) : null,
+    identity: identityKind(env),
+    keystone: keystoneConfig(env),
     adminToken: adminToken(env.LEASEHOLD_ADMIN_TOKEN?.trim() || null),
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     reconcileIntervalMs: durationVar(env, 'LEASEHOLD_RECONCILE_INTERVAL', '30s'),
@@ -94,8 +124,53 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
   };
 }
 
+function identityKind(env: Env): Config['identity'] {
+  const value = env.LEASEHOLD_IDENTITY?.trim() || 'local';
+  if (value === 'local' || value === 'keystone') return value;
+  throw configError('LEASEHOLD_IDENTITY', `must be "local" or "keystone", not ${JSON.stringify(value)}`);
+}
+
+/** Keystone's settings, when anything needs them (the identity backend, or Ironic behind Keystone). */
+function keystoneConfig(env: Env): KeystoneConfig | null {
+  const needed = identityKind(env) === 'keystone' || env.IRONIC_AUTH_TYPE?.trim() === 'keystone';
+  if (!needed) return null;
+  const url = env.KEYSTONE_URL?.trim();
+  if (!url) throw configError('KEYSTONE_URL', "is required with LEASEHOLD_IDENTITY=keystone or IRONIC_AUTH_TYPE=keystone: Keystone's v3 root, e.g. http://keystone:5000/v3");
+  const get = (name: string) => env[name]?.trim() || '';
+  let credentials: KeystoneConfig['credentials'];
+  if (get('KEYSTONE_APPLICATION_CREDENTIAL_ID')) {
+    const secret = env.KEYSTONE_APPLICATION_CREDENTIAL_SECRET ?? '';
+    if (!secret) throw configError('KEYSTONE_APPLICATION_CREDENTIAL_SECRET', 'is required with KEYSTONE_APPLICATION_CREDENTIAL_ID');
+    credentials = { type: 'application_credential', id: get('KEYSTONE_APPLICATION_CREDENTIAL_ID'), secret };
+  } else {
+    if (!get('KEYSTONE_USERNAME') || !env.KEYSTONE_PASSWORD) {
+      throw configError('KEYSTONE_USERNAME', "and KEYSTONE_PASSWORD (or KEYSTONE_APPLICATION_CREDENTIAL_ID and _SECRET) are required: Leasehold's own service credentials in Keystone");
+    }
+    credentials = {
+      type: 'password',
+      username: get('KEYSTONE_USERNAME'),
+      password: env.KEYSTONE_PASSWORD,
+      userDomainName: get('KEYSTONE_USER_DOMAIN_NAME') || 'Default',
+      projectName: get('KEYSTONE_PROJECT_NAME') || 'service',
+      projectDomainName: get('KEYSTONE_PROJECT_DOMAIN_NAME') || 'Default',
+    };
+  }
+  const cacheTtlMs = parseDuration(get('KEYSTONE_TOKEN_CACHE_TTL') || '30s', 'KEYSTONE_TOKEN_CACHE_TTL');
+  return {
+    url,
+    credentials,
+    cacheTtlMs,
+    adminProject: get('KEYSTONE_ADMIN_PROJECT') || 'admin',
+    interface: get('KEYSTONE_INTERFACE') || 'internal',
+    region: get('KEYSTONE_REGION') || null,
+  };
+}
+
 function ironicConfig(env: Env): IronicConfig {
+  const type = env.IRONIC_AUTH_TYPE?.trim() || 'none';
   const url = env.IRONIC_URL?.trim();
+  // Behind Keystone, Ironic's endpoint may come from the catalog.
+  if (!url && type === 'keystone') return { url: null, auth: { type }, timeoutMs: durationVar(env, 'IRONIC_TIMEOUT', '30s') };
   if (!url) throw configError('IRONIC_URL', "is required with LEASEHOLD_DRIVER=ironic: Ironic's API root, e.g. http://127.0.0.1:6385");
   let parsed: URL;
   try {
@@ -105,7 +180,6 @@ function ironicConfig(env: Env): IronicConfig {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw configError('IRONIC_URL', 'must be http(s)');
   if (parsed.username || parsed.password) throw configError('IRONIC_URL', 'must not carry credentials: use IRONIC_AUTH_TYPE=http_basic');
-  const type = env.IRONIC_AUTH_TYPE?.trim() || 'none';
   const required = (name: string) => {
     const value = env[name];
     if (!value) throw configError(name, `is required with IRONIC_AUTH_TYPE=${type}`);
@@ -118,7 +192,8 @@ function ironicConfig(env: Env): IronicConfig {
     if (username.includes(':')) throw configError('IRONIC_USERNAME', 'must not contain ":" (HTTP basic auth)');
     auth = { type, username, password: required('IRONIC_PASSWORD') };
   } else if (type === 'token') auth = { type, token: required('IRONIC_TOKEN').trim() };
-  else throw configError('IRONIC_AUTH_TYPE', `must be "none", "http_basic" or "token", not ${JSON.stringify(type)}`);
+  else if (type === 'keystone') auth = { type };
+  else throw configError('IRONIC_AUTH_TYPE', `must be "none", "http_basic", "token" or "keystone", not ${JSON.stringify(type)}`);
   return { url, auth, timeoutMs: durationVar(env, 'IRONIC_TIMEOUT', '30s') };
 }
 

@@ -3,7 +3,6 @@ import type { Context } from 'hono';
 import type { Clock } from '../domain/clock.js';
 import { UnauthenticatedError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
-import { hashToken } from '../domain/tokens.js';
 import type { Store } from '../store/store.js';
 import { AuthLimiter } from './auth-limiter.js';
 import type { EntryDeps } from './entry-deps.js';
@@ -32,12 +31,13 @@ export function clientAddress(c: Context): string | null {
 }
 
 /**
- * The principal a token stands for, at this instant (one indexed lookup): UnauthenticatedError without a token or
+ * The principal a token stands for, at this instant (the identity backend: one indexed lookup, or a cached Keystone
+ * validation): UnauthenticatedError without a token or
  * with one that is unknown, revoked or expired; TooManyRequestsError, before any lookup, for a client that sent
  * too many unknown tokens lately (auth-limiter.ts).
  */
 export async function authenticateToken(
-  deps: Pick<EntryDeps, 'store' | 'clock'>,
+  deps: Pick<EntryDeps, 'store' | 'clock' | 'identity'>,
   token: string | null,
   client: string | null,
 ): Promise<Principal> {
@@ -45,9 +45,8 @@ export async function authenticateToken(
   const limiter = authLimiter(deps);
   const refusal = limiter.refusal(client);
   if (refusal) throw refusal;
-  const principal = await deps.store.authenticate(hashToken(token), deps.clock.now());
+  const principal = await deps.identity.authenticate(token);
   if (principal) return principal;
   limiter.failed(client);
   throw new UnauthenticatedError('the token is unknown, revoked or expired');
 }
-

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { IdentityBackend } from '../domain/identity-backend.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { LeaseService } from '../leasing/lease-service.js';
@@ -14,6 +15,8 @@ import type { IronicForwarder } from './ironic-forwarder.js';
  */
 export interface EntryDeps {
   readonly store: Store;
+  /** Who vouches for callers' tokens: Leasehold's own users, or Keystone (LEASEHOLD_IDENTITY). */
+  readonly identity: IdentityBackend;
   readonly driver: HardwareDriver;
   readonly inventory: InventoryPort;
   readonly clock: Clock;

@@ -8,7 +8,7 @@ import type { AppEnv } from './context.js';
  * Resolves the caller from its token on every request (one indexed lookup), so a revoked or expired token
  * stops working at once on every replica.
  */
-export function requireAuth(deps: Pick<EntryDeps, 'store' | 'clock'>): MiddlewareHandler<AppEnv> {
+export function requireAuth(deps: Pick<EntryDeps, 'store' | 'clock' | 'identity'>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = tokenFromHeaders(c.req.header('authorization'), c.req.header('x-auth-token'));
     try {

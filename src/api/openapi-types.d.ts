@@ -52,7 +52,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store and the hardware driver answer */
+        /** Readiness: the store, the hardware driver and (under Keystone) Keystone answer */
         get: {
             parameters: {
                 query?: never;
@@ -777,6 +777,11 @@ export interface paths {
                                 id: string;
                                 name: string;
                             } | null;
+                            /**
+                             * @description Who vouched for the token: Leasehold's own users, or Keystone.
+                             * @enum {string}
+                             */
+                            identity: "local" | "keystone";
                         };
                     };
                 };
@@ -2946,9 +2951,10 @@ export interface components {
             role: "reader" | "member" | "manager" | "admin";
             /**
              * Format: date-time
+             * @description Null for a Keystone user (GET /v1/me): it has no row here.
              * @example 2030-01-01T00:00:00.000Z
              */
-            created_at: string;
+            created_at: string | null;
         };
         NewToken: components["schemas"]["Token"] & {
             /** @description The secret. Shown only in this response; store it now. */

@@ -108,7 +108,7 @@ export const UserSchema = z
     name: z.string(),
     project_id: Uuid.nullable(),
     role: RoleSchema,
-    created_at: Timestamp,
+    created_at: Timestamp.nullable().openapi({ description: "Null for a Keystone user (GET /v1/me): it has no row here." }),
   })
   .openapi('User');
 

@@ -6,6 +6,7 @@ import { createApp } from '../api/app.js';
 import type { AppEnv } from '../api/context.js';
 import { ConsoleProxy, type ConsoleProxyOptions } from '../console/console-proxy.js';
 import type { Clock } from '../domain/clock.js';
+import type { IdentityBackend } from '../domain/identity-backend.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { LeaseService } from '../leasing/lease-service.js';
@@ -14,6 +15,7 @@ import type { Store } from '../store/store.js';
 
 export interface HttpAppParts {
   readonly store: Store;
+  readonly identity: IdentityBackend;
   readonly driver: HardwareDriver;
   readonly inventory: InventoryPort;
   readonly clock: Clock;
@@ -51,6 +53,7 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
   const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs });
   const base: EntryDeps = {
     store: parts.store,
+    identity: parts.identity,
     driver: parts.driver,
     inventory: parts.inventory,
     clock: parts.clock,

@@ -7,6 +7,9 @@ import { createDriver } from '../drivers/create-driver.js';
 import { IronicDriver } from '../drivers/ironic/ironic-driver.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
+import { KeystoneIdentity } from '../identity/keystone-identity.js';
+import { LocalIdentity } from '../identity/local-identity.js';
+import type { IdentityBackend } from '../domain/identity-backend.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
 import { Reconciler } from '../engine/reconciler.js';
 import { WebhookDispatcher } from '../engine/webhook-dispatcher.js';
@@ -15,7 +18,8 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { buildHttpApp } from './http-app.js';
-import { loadPolicy } from './load-policy.js';
+import { loadKeystoneRoles, loadPolicy } from './load-policy.js';
+import { openKeystone } from './open-keystone.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -47,6 +51,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 
   // Before anything is opened: a policy file with a mistake stops the start with the mistake in the message.
   const policy = await loadPolicy(config.policyFile);
+  const keystoneRoles = await loadKeystoneRoles(config.policyFile);
+  // Keystone answers and takes Leasehold's credentials before anything else is opened, or the start says which not.
+  const keystone = config.keystone ? await openKeystone(config.keystone, clock, logger) : null;
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
   const closers: Array<() => Promise<void>> = [() => store.close()];
@@ -54,8 +61,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));
   };
   try {
-    await bootstrapAdmin({ store, clock, logger, dataDir: config.dataDir, adminToken: config.adminToken, print });
-    const driver = options.driver ?? createDriver(config, { clock, logger });
+    // Under Keystone the operators are Keystone's admins: no local admin or token is made.
+    if (config.identity === 'local') await bootstrapAdmin({ store, clock, logger, dataDir: config.dataDir, adminToken: config.adminToken, print });
+    const ironicUrl =
+      config.ironic && config.ironic.url === null && keystone && config.keystone
+        ? (await keystone.endpoint('baremetal', config.keystone.interface, config.keystone.region)).replace(/\/+$/, '')
+        : undefined;
+    const driver = options.driver ?? createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined });
     closers.push(() => driver.close());
     const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: config.syncIntervalMs });
     await inventory.start();
@@ -83,8 +95,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       webhooks.start();
       closers.push(() => webhooks.stop());
     }
+    const identity: IdentityBackend =
+      config.identity === 'keystone' && keystone && config.keystone
+        ? new KeystoneIdentity(
+            { session: keystone, store, clock, logger },
+            { cacheTtlMs: config.keystone.cacheTtlMs, adminProject: config.keystone.adminProject, roles: keystoneRoles },
+          )
+        : new LocalIdentity(store, clock);
     const { app, leasing, consoles } = buildHttpApp({
       store,
+      identity,
       driver,
       inventory,
       clock,

@@ -19,6 +19,7 @@ import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
+import { ensureProject } from './queries/ensure-project.js';
 import { toInventoryNode, toNodeView, toProject, toToken, toUser } from './row-mappers.js';
 import type {
   NewProject,
@@ -82,6 +83,10 @@ export class KyselyStore implements Store {
         .executeTakeFirstOrThrow();
       return toProject(row);
     });
+  }
+
+  ensureProject(id: string, name: string, now: Date): Promise<{ readonly id: string; readonly name: string }> {
+    return guarded(() => ensureProject(this.db, id, name, now));
   }
 
   findProject(idOrName: string): Promise<Project | null> {

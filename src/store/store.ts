@@ -92,6 +92,11 @@ export interface Store {
   createProject(input: NewProject, now: Date): Promise<Project>;
   /** By id or by name. */
   findProject(idOrName: string): Promise<Project | null>;
+  /**
+   * The row of a project Keystone owns, made on first sight with its Keystone id and name and renamed when Keystone
+   * renamed it (quotas and history stay Leasehold's). A name another project holds here gets the id appended.
+   */
+  ensureProject(id: string, name: string, now: Date): Promise<{ readonly id: string; readonly name: string }>;
   /** Sorted by name. `ids` restricts the list (a non-admin sees its own project only). */
   listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>>;
   updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project>;

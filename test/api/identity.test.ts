@@ -38,6 +38,7 @@ describe('identity', () => {
     expect(me.body).toEqual({
       user: expect.objectContaining({ id: user.body.id, name: 'vera', role: 'member' }),
       project: { id: project.body.id, name: 'astro' },
+      identity: 'local',
     });
   });
 

@@ -341,6 +341,38 @@ describe('IronicDriver against a fake Ironic', () => {
     await expect(driver.getNode(uuid(1))).rejects.toBeInstanceOf(BackendUnavailableError);
   });
 
+  it('behind Keystone sends the service token with every request, and when Ironic refuses it, signs in again once and repeats the request', async () => {
+    await startFake();
+    const handed: string[] = [];
+    const invalidated: string[] = [];
+    let current = 'keystone-token-1';
+    const tokens = {
+      async token() {
+        handed.push(current);
+        return current;
+      },
+      invalidate(token: string) {
+        invalidated.push(token);
+        current = 'keystone-token-2';
+      },
+    };
+    const driver = driverFor({ auth: { type: 'keystone', tokens } });
+    await driver.listNodes();
+    expect(new Set(fake.requests.map((r) => r.headers['x-auth-token']))).toEqual(new Set(['keystone-token-1']));
+
+    // Keystone rotated its keys: Ironic answers 401 to the old token once.
+    fake.script((r) => r.method === 'PUT' && r.headers['x-auth-token'] === 'keystone-token-1', 401, { times: Infinity });
+    fake.requests.length = 0;
+    await driver.setPowerState(uuid(1), 'power on');
+    expect(invalidated).toEqual(['keystone-token-1']);
+    expect(fake.requestsTo('PUT', /states\/power$/).map((r) => r.headers['x-auth-token'])).toEqual(['keystone-token-1', 'keystone-token-2']);
+
+    // A token Ironic keeps refusing is not retried forever: the second 401 is the answer.
+    fake.script((r) => r.method === 'PUT', 401, { times: Infinity });
+    await expect(driver.setPowerState(uuid(1), 'power off')).rejects.toThrow();
+    expect(invalidated).toHaveLength(2);
+  });
+
   it('sends http_basic and token credentials, and never logs them', async () => {
     await startFake();
     const logs: string[] = [];

@@ -13,6 +13,8 @@ import { IronicDriver } from '../../src/drivers/ironic/ironic-driver.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
 import { InventorySync } from '../../src/engine/inventory-sync.js';
+import type { IdentityBackend } from '../../src/domain/identity-backend.js';
+import { LocalIdentity } from '../../src/identity/local-identity.js';
 import type { LeaseService } from '../../src/leasing/lease-service.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { buildHttpApp } from '../../src/server/http-app.js';
@@ -86,6 +88,8 @@ export interface TestAppOptions<C extends Clock = ManualClock> {
   readonly console?: { readonly tokenTtlMs?: number; readonly publicUrl?: string; readonly proxy?: Partial<ConsoleProxyOptions> };
   /** Where the JSON log lines go (debug level); none: silent. */
   readonly logTo?: NodeJS.WritableStream;
+  /** Who vouches for tokens (default: Leasehold's own users, LocalIdentity over the store). */
+  readonly identity?: (context: { readonly store: Store; readonly clock: Clock; readonly logger: Logger }) => IdentityBackend;
 }
 
 const FAST_TIMINGS: Partial<SimulatedTimings> = { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 };
@@ -109,6 +113,7 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
   if (ownStore) await inventory.syncAll();
   const { app, deps, leasing, consoles } = buildHttpApp({
     store,
+    identity: options.identity ? options.identity({ store, clock, logger }) : new LocalIdentity(store, clock),
     driver,
     inventory,
     clock,

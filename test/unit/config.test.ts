@@ -99,4 +99,37 @@ describe('configuration', () => {
     expect(loadConfig({}).adminToken).toBeNull();
     expect(loadConfig({ LEASEHOLD_ADMIN_TOKEN: '' }).adminToken).toBeNull();
   });
+
+  it('under Keystone: the v3 root and service credentials (a password user in a project, or an application credential), a 30 s validation cache, internal endpoints', () => {
+    expect(loadConfig({}).identity).toBe('local');
+    expect(loadConfig({}).keystone).toBeNull();
+    const base = { LEASEHOLD_IDENTITY: 'keystone', KEYSTONE_URL: 'http://keystone:5000/v3' };
+    expect(loadConfig({ ...base, KEYSTONE_USERNAME: 'leasehold', KEYSTONE_PASSWORD: 'pw' })).toMatchObject({
+      identity: 'keystone',
+      keystone: {
+        url: 'http://keystone:5000/v3',
+        credentials: { type: 'password', username: 'leasehold', password: 'pw', userDomainName: 'Default', projectName: 'service', projectDomainName: 'Default' },
+        cacheTtlMs: 30_000,
+        adminProject: 'admin',
+        interface: 'internal',
+        region: null,
+      },
+    });
+    const ac = loadConfig({ ...base, KEYSTONE_APPLICATION_CREDENTIAL_ID: 'ac1', KEYSTONE_APPLICATION_CREDENTIAL_SECRET: 's', KEYSTONE_TOKEN_CACHE_TTL: '10s', KEYSTONE_REGION: 'RegionTwo' });
+    expect(ac.keystone).toMatchObject({ credentials: { type: 'application_credential', id: 'ac1', secret: 's' }, cacheTtlMs: 10_000, region: 'RegionTwo' });
+    expect(() => loadConfig(base)).toThrow(/KEYSTONE_USERNAME and KEYSTONE_PASSWORD/);
+    expect(() => loadConfig({ LEASEHOLD_IDENTITY: 'keystone' })).toThrow(/KEYSTONE_URL is required/);
+    expect(() => loadConfig({ ...base, KEYSTONE_APPLICATION_CREDENTIAL_ID: 'ac1' })).toThrow(/KEYSTONE_APPLICATION_CREDENTIAL_SECRET/);
+    expect(() => loadConfig({ LEASEHOLD_IDENTITY: 'ldap' })).toThrow(/LEASEHOLD_IDENTITY must be "local" or "keystone"/);
+  });
+
+  it("Ironic behind Keystone: IRONIC_AUTH_TYPE=keystone takes Leasehold's service credentials and, without IRONIC_URL, the catalog's endpoint", () => {
+    const env = { LEASEHOLD_DRIVER: 'ironic', IRONIC_AUTH_TYPE: 'keystone', KEYSTONE_URL: 'http://keystone:5000', KEYSTONE_USERNAME: 'leasehold', KEYSTONE_PASSWORD: 'pw' };
+    const config = loadConfig(env);
+    expect(config.identity).toBe('local');
+    expect(config.ironic).toMatchObject({ url: null, auth: { type: 'keystone' } });
+    expect(config.keystone?.url).toBe('http://keystone:5000');
+    expect(loadConfig({ ...env, IRONIC_URL: 'http://ironic:6385' }).ironic?.url).toBe('http://ironic:6385');
+    expect(() => loadConfig({ LEASEHOLD_DRIVER: 'ironic', IRONIC_AUTH_TYPE: 'keystone' })).toThrow(/KEYSTONE_URL/);
+  });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Role } from '../../src/domain/identity.js';
 import { NodePolicy } from '../../src/domain/policy-rules/node-policy.js';
 import { parseRule, type PolicySubject } from '../../src/domain/policy-rules/rule-expression.js';
-import { loadPolicy } from '../../src/server/load-policy.js';
+import { loadKeystoneRoles, loadPolicy } from '../../src/server/load-policy.js';
 
 const who = (over: Partial<PolicySubject> & { role?: Role } = {}): PolicySubject => ({
   is_admin: false,
@@ -117,5 +117,18 @@ describe('the policy file', () => {
     await writeFile(bad, '- a list\n');
     await expect(loadPolicy(bad)).rejects.toThrow(/must be a mapping/);
     await expect(loadPolicy(join(dir, 'missing.yaml'))).rejects.toThrow(/missing\.yaml: cannot be read \(ENOENT\)/);
+  });
+
+  it("maps other Keystone role names onto Leasehold's in keystone_roles, beside the node rules; a wrong entry names itself", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'leasehold-policy-'));
+    const file = join(dir, 'cloud.yaml');
+    await writeFile(file, 'keystone_roles:\n  manager: [manager, project-admin]\n  reader: observer\n"baremetal:node:set_power_state": "is_admin or is_node_owner"\n');
+    expect(await loadKeystoneRoles(file)).toEqual({ reader: ['observer'], member: ['member'], manager: ['manager', 'project-admin'], admin: ['admin'] });
+    expect((await loadPolicy(file)).allows('baremetal:node:set_power_state', lesseeMember)).toBe(false);
+    expect(await loadKeystoneRoles(null)).toEqual({ reader: ['reader'], member: ['member'], manager: ['manager'], admin: ['admin'] });
+    await writeFile(file, 'keystone_roles:\n  owner: [admin]\n');
+    await expect(loadKeystoneRoles(file)).rejects.toThrow(/keystone_roles: "owner" is not a Leasehold role/);
+    await writeFile(file, 'keystone_roles:\n  member: []\n');
+    await expect(loadKeystoneRoles(file)).rejects.toThrow(/keystone_roles\.member must be a Keystone role name/);
   });
 });

@@ -5,6 +5,7 @@ import type { Project } from '../../domain/identity.js';
 import { canCreateProject, canDeleteProject, canSeeProject, canUpdateProject, isAdmin } from '../../domain/policy.js';
 import type { ProjectPatch } from '../../store/store.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { managedByKeystone } from '../keystone-managed.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, IdParam, ProjectSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
 import { projectJson } from '../serializers.js';
@@ -99,6 +100,8 @@ export function projectRoutes(deps: ApiDeps) {
   router.openapi(createProject, async (c) => {
     const principal = c.get('principal');
     if (!canCreateProject(principal)) throw new ForbiddenError('only an operator (admin) can create projects');
+    // Keystone's projects get their row here the first time one of their tokens is seen.
+    if (deps.identity.kind === 'keystone') throw managedByKeystone('projects');
     const body = c.req.valid('json');
     const project = await deps.store.createProject(body, deps.clock.now());
     c.get('log').info({ project: project.id, name: project.name }, 'project created');
@@ -123,6 +126,7 @@ export function projectRoutes(deps: ApiDeps) {
     const project = await visibleProject(principal, c.req.valid('param').id);
     if (!canUpdateProject(principal)) throw new ForbiddenError('only an operator (admin) can change projects and quotas');
     const body = c.req.valid('json');
+    if (deps.identity.kind === 'keystone' && body.name !== undefined && body.name !== project.name) throw managedByKeystone("projects' names");
     const patch: ProjectPatch = {
       name: body.name,
       description: body.description,

@@ -6,6 +6,7 @@ import { canManageTokensOf, isAdmin } from '../../domain/policy.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import { issueToken } from '../../domain/tokens.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { localIdentityOnly } from '../keystone-managed.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdOrName, IdParam, NewTokenSchema, TimeInput, TokenSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
@@ -64,6 +65,7 @@ const revokeToken = createRoute({
 
 export function tokenRoutes(deps: ApiDeps) {
   const router = createRouter();
+  for (const path of ['/v1/tokens', '/v1/tokens/*']) router.use(path, localIdentityOnly(deps, 'tokens'));
 
 
   /** A token is visible to whoever may manage its user's tokens; others get 404. */

@@ -4,6 +4,7 @@ import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain
 import { Role } from '../../domain/identity.js';
 import { canCreateUser, canDeleteUser, canSeeProject, isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { localIdentityOnly } from '../keystone-managed.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdOrName, IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
@@ -73,7 +74,11 @@ const me = createRoute({
   summary: 'Who the token belongs to',
   responses: {
     200: jsonResponse(
-      z.object({ user: UserSchema, project: z.object({ id: z.string(), name: z.string() }).nullable() }),
+      z.object({
+        user: UserSchema,
+        project: z.object({ id: z.string(), name: z.string() }).nullable(),
+        identity: z.enum(['local', 'keystone']).openapi({ description: "Who vouched for the token: Leasehold's own users, or Keystone." }),
+      }),
       'The calling user and its project',
     ),
     ...errorResponses(401),
@@ -82,6 +87,7 @@ const me = createRoute({
 
 export function userRoutes(deps: ApiDeps) {
   const router = createRouter();
+  for (const path of ['/v1/users', '/v1/users/*']) router.use(path, localIdentityOnly(deps, 'users'));
 
 
   router.openapi(createUser, async (c) => {
@@ -149,10 +155,15 @@ export function userRoutes(deps: ApiDeps) {
 
   router.openapi(me, async (c) => {
     const principal = c.get('principal');
-    const user = await visibleUser(deps.store, principal, principal.userId);
     const project =
       principal.projectId && principal.projectName ? { id: principal.projectId, name: principal.projectName } : null;
-    return c.json({ user: userJson(user), project }, 200);
+    if (principal.source === 'keystone') {
+      // A Keystone user has no row here: what its token says, as of this request.
+      const user = { id: principal.userId, name: principal.userName, project_id: principal.projectId, role: principal.role, created_at: null };
+      return c.json({ user, project, identity: 'keystone' as const }, 200);
+    }
+    const user = await visibleUser(deps.store, principal, principal.userId);
+    return c.json({ user: userJson(user), project, identity: 'local' as const }, 200);
   });
 
   return router;

@@ -11,7 +11,16 @@ import { dropSecrets } from './to-driver-node.js';
 export type IronicAuth =
   | { readonly type: 'none' }
   | { readonly type: 'http_basic'; readonly username: string; readonly password: string }
-  | { readonly type: 'token'; readonly token: string };
+  | { readonly type: 'token'; readonly token: string }
+  /** A Keystone token (Leasehold's service token), asked for at each request and replaced once when refused. */
+  | { readonly type: 'keystone'; readonly tokens: TokenSource };
+
+/** Where Keystone tokens come from (keystone/keystone-session.ts): renewed before they expire. */
+export interface TokenSource {
+  token(): Promise<string>;
+  /** The token was refused (401): the next `token()` signs in again. */
+  invalidate(token: string): void;
+}
 
 export interface RetryPolicy {
   /** Tries per call, the first included (1 = no retry). */
@@ -112,7 +121,7 @@ export class IronicClient {
     this.assertOpen();
     const version = options.unversioned ? null : await this.microversion();
     const url = this.baseUrl + path + query(options.query);
-    const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
+    const headers: Record<string, string> = { Accept: 'application/json' };
     if (version) headers[VERSION_HEADER] = version;
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -145,7 +154,7 @@ export class IronicClient {
     options: ForwardOptions = {},
   ): Promise<{ readonly status: number; readonly text: string; readonly headers: Headers }> {
     this.assertOpen();
-    const headers: Record<string, string> = { Accept: 'application/json', ...this.authHeaders() };
+    const headers: Record<string, string> = { Accept: 'application/json' };
     if (options.microversion) headers[VERSION_HEADER] = options.microversion;
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     const path = pathAndQuery.split('?')[0]!;
@@ -172,9 +181,18 @@ export class IronicClient {
     maxAttempts: number,
     guard: AccessGuard | undefined,
   ): Promise<{ readonly result: Attempt; readonly attempts: number }> {
+    let reauthenticated = false;
     for (let attempt = 1; ; attempt++) {
       await guard?.admit();
-      const result = await this.once(method, url, headers, body, path);
+      const credentials = await this.authHeaders();
+      let result = await this.once(method, url, { ...headers, ...credentials }, body, path);
+      if (result.kind === 'response' && result.status === 401 && this.auth.type === 'keystone' && !reauthenticated) {
+        // Keystone revoked or rotated the service token (or it expired early): once with a fresh one.
+        reauthenticated = true;
+        this.auth.tokens.invalidate(credentials['X-Auth-Token'] ?? '');
+        await guard?.admit();
+        result = await this.once(method, url, { ...headers, ...(await this.authHeaders()) }, body, path);
+      }
       if (result.kind === 'response' && result.status < 400) return { result, attempts: attempt };
       const fault = result.kind === 'response' ? faultstring(result.text) : null;
       const transient = result.kind === 'network' || result.status === 503 || isNodeLocked(result.status, fault);
@@ -256,7 +274,7 @@ export class IronicClient {
     if (this.closing.signal.aborted) throw new BackendUnavailableError('the Ironic driver is closed');
   }
 
-  private authHeaders(): Record<string, string> {
+  private async authHeaders(): Promise<Record<string, string>> {
     switch (this.auth.type) {
       case 'none':
         return {};
@@ -264,6 +282,8 @@ export class IronicClient {
         return { Authorization: `Basic ${Buffer.from(`${this.auth.username}:${this.auth.password}`).toString('base64')}` };
       case 'token':
         return { 'X-Auth-Token': this.auth.token };
+      case 'keystone':
+        return { 'X-Auth-Token': await this.auth.tokens.token() };
     }
   }
 }
@@ -298,8 +318,11 @@ function validateAuth(auth: IronicAuth): IronicAuth {
     case 'token':
       if (!auth.token) throw fail('Ironic token auth needs a token');
       return auth;
+    case 'keystone':
+      if (!auth.tokens) throw fail('Ironic keystone auth needs a Keystone session');
+      return auth;
     default:
-      throw fail('Ironic auth type must be none, http_basic or token');
+      throw fail('Ironic auth type must be none, http_basic, token or keystone');
   }
 }
 

@@ -322,7 +322,7 @@ export function AdminUsersPage() {
                   </th>
                   <td data-label="Project">{user.project_id ? names.get(user.project_id) ?? user.project_id : <span className="muted">none</span>}</td>
                   <td data-label="Role">{user.role}</td>
-                  <td data-label="Created" title={user.created_at}>{formatTime(user.created_at)}</td>
+                  <td data-label="Created" title={user.created_at ?? undefined}>{user.created_at ? formatTime(user.created_at) : ""}</td>
                   <td data-label="Actions">
                     <div className="row">
                       <button

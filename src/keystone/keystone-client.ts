@@ -1,0 +1,133 @@
+import { BackendUnavailableError, InvalidRequestError, UnauthenticatedError } from '../domain/errors.js';
+import { parseTokenBody, type KeystoneTokenInfo } from './keystone-token.js';
+
+/** How Leasehold itself signs in to Keystone: a password user in a project, or an application credential. */
+export type KeystoneCredentials =
+  | {
+      readonly type: 'password';
+      readonly username: string;
+      readonly password: string;
+      readonly userDomainName: string;
+      readonly projectName: string;
+      readonly projectDomainName: string;
+    }
+  | { readonly type: 'application_credential'; readonly id: string; readonly secret: string };
+
+export interface IssuedToken {
+  /** The token (Keystone's `X-Subject-Token`): a secret, never logged. */
+  readonly token: string;
+  readonly info: KeystoneTokenInfo;
+}
+
+/** Keystone said no to the credentials or the token presented with the request (401). */
+export class KeystoneRefusedError extends UnauthenticatedError {}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * Keystone's v3 identity API, the parts Leasehold uses: issue a token for credentials, and validate a user's token
+ * with a service token. Unreachable or answering 5xx is BackendUnavailableError (a caller's 503, never a 401);
+ * secrets never appear in errors.
+ */
+export class KeystoneClient {
+  /** The v3 root, e.g. `http://keystone.example:5000/v3`. */
+  readonly url: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: { readonly url: string; readonly timeoutMs?: number }) {
+    this.url = v3Root(options.url);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** `POST /v3/auth/tokens`: the credentials' token with what it says. KeystoneRefusedError when refused. */
+  async issueToken(credentials: KeystoneCredentials): Promise<IssuedToken> {
+    const res = await this.fetch('/auth/tokens', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(authBody(credentials)),
+    });
+    if (res.status === 401 || res.status === 403 || res.status === 404) {
+      throw new KeystoneRefusedError(`Keystone at ${this.url} refused the credentials of ${describe(credentials)} (${res.status})`);
+    }
+    if (res.status !== 201 && res.status !== 200) throw this.unavailable(`answered ${res.status} to a token request`);
+    const token = res.headers.get('x-subject-token');
+    if (!token) throw this.unavailable('answered without X-Subject-Token');
+    return { token, info: this.parse(await res.json().catch(() => null)) };
+  }
+
+  /**
+   * `GET /v3/auth/tokens`: what `subject` says, asked with `serviceToken`; null when Keystone does not know it, or
+   * it expired or was revoked (404). KeystoneRefusedError when the service token itself is refused (401).
+   */
+  async validateToken(serviceToken: string, subject: string): Promise<KeystoneTokenInfo | null> {
+    const res = await this.fetch('/auth/tokens', { headers: { 'x-auth-token': serviceToken, 'x-subject-token': subject } });
+    if (res.status === 404) return null;
+    if (res.status === 401 || res.status === 403) throw new KeystoneRefusedError(`Keystone at ${this.url} refused Leasehold's own token (${res.status})`);
+    if (res.status !== 200) throw this.unavailable(`answered ${res.status} to a token validation`);
+    return this.parse(await res.json().catch(() => null));
+  }
+
+  /** `GET /v3`: Keystone answers at all (readiness). */
+  async ping(): Promise<void> {
+    const res = await this.fetch('', {});
+    if (res.status !== 200) throw this.unavailable(`answered ${res.status} to GET /v3`);
+  }
+
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(this.url + path, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err) {
+      const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : networkReason(err);
+      throw this.unavailable(`is unreachable (${reason})`);
+    }
+  }
+
+  private parse(body: unknown): KeystoneTokenInfo {
+    try {
+      return parseTokenBody(body);
+    } catch (err) {
+      throw this.unavailable(`answered something that is not a token (${(err as Error).message})`);
+    }
+  }
+
+  private unavailable(what: string): BackendUnavailableError {
+    return new BackendUnavailableError(`Keystone at ${this.url} ${what}`, { details: { url: this.url } });
+  }
+}
+
+/** The v3 root of a Keystone URL given with or without `/v3` (a trailing slash dropped). */
+export function v3Root(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidRequestError(`KEYSTONE_URL is not a URL: ${JSON.stringify(value)}`, { details: { variable: 'KEYSTONE_URL' } });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InvalidRequestError('KEYSTONE_URL must be http(s)', { details: { variable: 'KEYSTONE_URL' } });
+  }
+  const base = url.toString().replace(/\/+$/, '');
+  return /\/v3$/.test(base) ? base : `${base}/v3`;
+}
+
+function authBody(c: KeystoneCredentials): unknown {
+  if (c.type === 'application_credential') {
+    return { auth: { identity: { methods: ['application_credential'], application_credential: { id: c.id, secret: c.secret } } } };
+  }
+  return {
+    auth: {
+      identity: { methods: ['password'], password: { user: { name: c.username, domain: { name: c.userDomainName }, password: c.password } } },
+      scope: { project: { name: c.projectName, domain: { name: c.projectDomainName } } },
+    },
+  };
+}
+
+/** Who the credentials are, for messages (never the secret). */
+export function describe(c: KeystoneCredentials): string {
+  return c.type === 'application_credential' ? `application credential ${c.id}` : `${c.username}@${c.projectName}`;
+}
+
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+}
