@@ -9,10 +9,11 @@ import { defineConfig } from 'vitest/config';
 //   first run may install the Debian packages (≈ 45 s, root only), hence the long hook timeout. Outside CI a
 //   machine without Ironic skips them loudly; under CI (CI set) that is an error.
 // - `keystone`: test/keystone/**/*.keystone.ts, the suites against a real Keystone (test/support/keystone.ts; each
-//   file bootstraps its own, ≈ 11 s, ≈ 140 MiB, and most an Ironic behind it). One file at a time, in a group of
-//   its own, last (vitest refuses projects of one group with different maxWorkers, and the Ironic group runs two
-//   at a time); the first run may install Debian's keystone (≈ 20-70 s, root only). Outside CI a machine without
-//   Keystone skips them loudly; under CI that is an error (.ci/run installs it).
+//   file starts its own, ≈ 3 s from a bootstrapped seed made once in ≈ 11 s, ≈ 140 MiB, and most an Ironic behind
+//   it). One file at a time, in a group of its own, last (vitest refuses projects of one group with different
+//   maxWorkers, and the Ironic group runs two at a time); the first run may install Debian's keystone (≈ 20-70 s,
+//   root only). Outside CI a machine without Keystone skips them loudly; under CI that is an error (.ci/run
+//   installs it).
 // - `ironic-figures`: test/ironic/figures.ironic.ts, the throughput figures (200 nodes), alone and last so that
 //   nothing else runs on the machine meanwhile.
 // - `web`: web/**/*.test.{ts,tsx}, the UI's component tests in jsdom (React Testing Library), and the check that

@@ -40,6 +40,7 @@ function run(bin: string, args: string[], env: Record<string, string>): Promise<
   });
 }
 
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
@@ -57,7 +58,9 @@ describe.skipIf(!avail.ok)('a real Keystone', () => {
 
   beforeAll(async () => {
     ks = await startKeystone();
-    console.log(`[keystone] install ${ks.timings.installMs} ms (0 = already installed), start ${ks.timings.startMs} ms, at ${ks.url}`);
+    console.log(
+      `[keystone] install ${ks.timings.installMs} ms, seed ${ks.timings.seedMs} ms (0 = there already), start ${ks.timings.startMs} ms, at ${ks.url}`,
+    );
     ownerA = await ks.createProject('owner-a');
     lesseeX = await ks.createProject('lessee-x');
     aMember = await ks.createUser('a-member', { project: ownerA.id, roles: ['member'] });
@@ -134,6 +137,24 @@ describe.skipIf(!avail.ok)('a real Keystone', () => {
     );
     // A bound a busy 2-core machine keeps (measured ≈ 20 ms): it catches a Keystone without its cache (≈ 200 ms).
     expect(median(validations)).toBeLessThan(150);
+  });
+
+  it('tokens outlive a restart, and after a restart with a 3 s token lifetime a new token is 404 once it has expired', async () => {
+    const before = await ks.issueToken({ user: aMember, project: ownerA.id });
+    await ks.restart({ tokenExpirationSeconds: 3 });
+    console.log(`[keystone] restart (same data dir and port) ${ks.timings.startMs} ms`);
+    try {
+      expect((await ks.validateToken(before.token)).status).toBe(200);
+      const short = await ks.issueToken({ user: aMember, project: ownerA.id });
+      const lifeMs = short.expiresAt.getTime() - Date.parse(short.info.issued_at);
+      expect(lifeMs).toBeGreaterThan(2_000); // expires_at is cut to the second, issued_at is not
+      expect(lifeMs).toBeLessThanOrEqual(3_000);
+      expect((await ks.validateToken(short.token)).status).toBe(200); // now in Keystone's validation cache too
+      await sleep(short.expiresAt.getTime() + 1_000 - Date.now());
+      expect((await ks.validateToken(short.token)).status).toBe(404);
+    } finally {
+      await ks.restart({ tokenExpirationSeconds: 3600 });
+    }
   });
 
   describe.skipIf(!ironicAvail.ok)('and an Ironic behind it (auth_strategy = keystone)', () => {

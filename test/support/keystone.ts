@@ -17,12 +17,14 @@
  *     });
  *   });
  *
- * One Keystone per test file (≈ 12 s to bootstrap a new one). Outside CI a missing Keystone skips loudly; under
+ * One Keystone per test file: ≈ 3 s from a bootstrapped seed (made once per machine and package version, ≈ 11 s),
+ * ≈ 8-19 s bootstrapping its own (with `adminPassword`). Keystones from one seed share its admin user id and its
+ * fernet keys: one's token validates at another. Outside CI a missing Keystone skips loudly; under
  * CI (`process.env.CI` set) it is an error.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +50,9 @@ export type KeystoneAvailability = { ok: true } | { ok: false; reason: string };
 export interface KeystoneTimings {
   /** Time `install` took in this process; 0 when the packages were there already. */
   installMs: number;
-  /** `start` until GET /v3 answered 200 and the default roles existed (bootstrap included). */
+  /** Making the bootstrapped seed in this process; 0 when it was there already (or not used). */
+  seedMs: number;
+  /** `start` until GET /v3 answered 200 and the default roles existed (a bootstrap of its own included). */
   startMs: number;
 }
 
@@ -59,14 +63,18 @@ export interface KeystoneHandle extends KeystoneApi {
   stop(): Promise<void>;
   /** Stops the process, keeps the data dir (users, projects, keys): Keystone is down until restart(). */
   halt(): Promise<void>;
-  /** Starts the same Keystone again on the same port: every token issued before still validates. */
-  restart(): Promise<void>;
+  /**
+   * Starts the same Keystone again on the same port (halting it first if it runs): the same users, projects and
+   * keys, so every token issued before still validates. `tokenExpirationSeconds` changes the lifetime of the
+   * tokens issued from now on (and for later restarts).
+   */
+  restart(opts?: { tokenExpirationSeconds?: number }): Promise<void>;
 }
 
 export interface StartKeystoneOptions {
   /** Default: a free port. */
   port?: number;
-  /** Default: random. */
+  /** Default: the seed's (random). A password of one's own costs a bootstrap of one's own (≈ 8 s more). */
   adminPassword?: string;
   /** Lifetime of every token, in seconds (default 3600), e.g. 10 to see tokens expire. */
   tokenExpirationSeconds?: number;
@@ -207,6 +215,47 @@ export function reapStaleKeystones(): Promise<void> {
   return reaped;
 }
 
+// ------------------------------------------------------------------------------------------------ the seed
+
+const SEED_PREFIX = 'leasehold-kseed-';
+let seeding: Promise<string> | undefined;
+let seededHere = false;
+
+/**
+ * A bootstrapped data dir (database, keys, admin) that Keystones start from by copying it (`start --from`):
+ * keystone-manage's four steps cost ≈ 8-19 s a Keystone otherwise. One per machine, script and package version,
+ * made by whichever test process needs it first (a loser of the race discards its copy).
+ */
+function keystoneSeed(): Promise<string> {
+  seeding ??= (async () => {
+    const version = execFileSync('dpkg-query', ['-W', '-f=${Version}', 'keystone'], { encoding: 'utf8' });
+    const key = createHash('sha256').update(readFileSync(KEYSTONE_SCRIPT)).update(version).digest('hex').slice(0, 16);
+    const seed = join(tmpdir(), `${SEED_PREFIX}${key}`);
+    if (existsSync(join(seed, 'bootstrapped'))) return seed;
+    for (const name of readdirSync(tmpdir())) {
+      if (name.startsWith(SEED_PREFIX)) rmSync(join(tmpdir(), name), { recursive: true, force: true }); // outdated
+    }
+    // Made under the data-dir prefix with an owner: if this process dies meanwhile, the reaper removes it.
+    const dir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
+    writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
+    seededHere = true;
+    const res = await runScript(['bootstrap', dir], 300_000);
+    if (res.code !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`keystone-standalone.sh bootstrap failed (${res.code}):\n${res.stderr.slice(-4000)}`);
+    }
+    rmSync(join(dir, 'owner.pid'));
+    try {
+      renameSync(dir, seed);
+    } catch {
+      rmSync(dir, { recursive: true, force: true }); // another process made it first
+    }
+    return seed;
+  })();
+  seeding.catch(() => (seeding = undefined));
+  return seeding;
+}
+
 // ------------------------------------------------------------------------------------------------ start
 
 /** Starts a new Keystone (installing the packages first when needed); one retry on another port if it fails. */
@@ -216,7 +265,10 @@ export async function startKeystone(options: StartKeystoneOptions = {}): Promise
   const installMs = await ensureKeystoneInstalled();
   await reapStaleKeystones();
 
-  const adminPassword = options.adminPassword ?? randomBytes(15).toString('base64url');
+  const s0 = performance.now();
+  const seed = options.adminPassword ? undefined : await keystoneSeed();
+  const seedMs = seededHere ? Math.round(performance.now() - s0) : 0;
+  const adminPassword = options.adminPassword ?? (seed ? adminPasswordIn(seed) : randomBytes(15).toString('base64url'));
   let lastError = '';
   for (let attempt = 0; attempt < (options.port ? 1 : 2); attempt++) {
     const port = options.port ?? (await freePort());
@@ -224,15 +276,16 @@ export async function startKeystone(options: StartKeystoneOptions = {}): Promise
     writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
     const args = ['start', dataDir, '--port', String(port)];
     if (options.tokenExpirationSeconds) args.push('--token-expiration', String(options.tokenExpirationSeconds));
+    if (seed) args.push('--from', seed);
     running.add(dataDir);
     installExitHook();
     const t0 = performance.now();
     // The password goes through the environment: command lines are visible to every process.
-    const res = await runScript(args, 180_000, { KEYSTONE_ADMIN_PASSWORD: adminPassword });
+    const res = await runScript(args, 180_000, { KEYSTONE_ADMIN_PASSWORD: seed ? '' : adminPassword });
     const startMs = Math.round(performance.now() - t0);
     const url = res.stdout.trim().split('\n').pop() ?? '';
     if (res.code === 0 && /^http:\/\/127\.0\.0\.1:\d+\/v3$/.test(url)) {
-      return makeHandle(url, dataDir, adminPassword, { installMs, startMs }, args);
+      return makeHandle(url, dataDir, adminPassword, { installMs, seedMs, startMs }, args);
     }
     lastError = `keystone-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 60_000);
@@ -242,7 +295,12 @@ export async function startKeystone(options: StartKeystoneOptions = {}): Promise
   throw new Error(lastError);
 }
 
+function adminPasswordIn(dataDir: string): string {
+  return (JSON.parse(readFileSync(join(dataDir, 'admin.json'), 'utf8')) as { password: string }).password;
+}
+
 function makeHandle(url: string, dataDir: string, adminPassword: string, timings: KeystoneTimings, startArgs: string[]): KeystoneHandle {
+  let args = startArgs;
   const api = new KeystoneApi(url, { username: 'admin', password: adminPassword, projectName: 'admin' });
   let stopped: Promise<void> | undefined;
 
@@ -256,11 +314,15 @@ function makeHandle(url: string, dataDir: string, adminPassword: string, timings
     dataDir,
     timings: { ...timings },
     halt,
-    async restart() {
+    async restart(opts: { tokenExpirationSeconds?: number } = {}) {
       if (stopped) throw new Error('this Keystone was stopped for good (stop())');
       if ((await runScript(['status', dataDir], 30_000)).code === 0) await halt();
+      if (opts.tokenExpirationSeconds) {
+        const i = args.indexOf('--token-expiration');
+        args = [...(i >= 0 ? [...args.slice(0, i), ...args.slice(i + 2)] : args), '--token-expiration', String(opts.tokenExpirationSeconds)];
+      }
       const t0 = performance.now();
-      const res = await runScript(startArgs, 120_000);
+      const res = await runScript(args, 120_000);
       if (res.code !== 0 || res.stdout.trim().split('\n').pop() !== url) {
         throw new Error(`keystone-standalone.sh start (restart on ${url}) failed (${res.code}):\n${res.stderr.slice(-6000)}`);
       }
