@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { InventoryPort } from './inventory-port.js';
 import type { IronicForwarder } from './ironic-forwarder.js';
+import type { KeystoneSignIn } from './keystone-sign-in.js';
 
 /**
  * What every entry point — the REST API (src/api/), the Ironic-compatible gateway (src/gateway/) and the serial
@@ -29,6 +30,8 @@ export interface EntryDeps {
   readonly ironic?: IronicForwarder | null;
   /** The serial console; unset: 10-minute tokens, URLs from the request's host, no open connections. */
   readonly console?: ConsoleSettings;
+  /** Keystone, for the web UI's sign-in with a password or an application credential (LEASEHOLD_IDENTITY=keystone). */
+  readonly keystone?: KeystoneSignIn | null;
 }
 
 export interface ConsoleSettings {

@@ -19,6 +19,7 @@ import { nodeActionRoutes } from './routes/node-actions.js';
 import { offerRoutes } from './routes/offers.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { projectRoutes } from './routes/projects.js';
+import { signInRoutes } from './routes/sign-in.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { userRoutes } from './routes/users.js';
 
@@ -84,6 +85,8 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   });
 
   app.route('/', healthRoutes(deps));
+  // Before the auth middleware: signing in is how one gets a token (and /v1/auth/projects checks its own).
+  app.route('/', signInRoutes(deps));
   app.use('/v1/*', requireAuth(deps));
   app.route('/', projectRoutes(deps));
   app.route('/', userRoutes(deps));

@@ -40,14 +40,22 @@ export class KeystoneClient {
   }
 
   /** `POST /v3/auth/tokens`: the credentials' token with what it says. KeystoneRefusedError when refused. */
-  async issueToken(credentials: KeystoneCredentials): Promise<IssuedToken> {
+  issueToken(credentials: KeystoneCredentials): Promise<IssuedToken> {
+    return this.issueWith(authBody(credentials), describe(credentials));
+  }
+
+  /**
+   * `POST /v3/auth/tokens` with an `auth` body as a user's client would send it (password, application credential,
+   * token; a scope); `who` names the credentials in a refusal (never the secret).
+   */
+  async issueWith(body: unknown, who: string): Promise<IssuedToken> {
     const res = await this.fetch('/auth/tokens', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(authBody(credentials)),
+      body: JSON.stringify(body),
     });
     if (res.status === 401 || res.status === 403 || res.status === 404) {
-      throw new KeystoneRefusedError(`Keystone at ${this.url} refused the credentials of ${describe(credentials)} (${res.status})`);
+      throw new KeystoneRefusedError(`Keystone at ${this.url} refused the credentials of ${who} (${res.status})`);
     }
     if (res.status !== 201 && res.status !== 200) throw this.unavailable(`answered ${res.status} to a token request`);
     const token = res.headers.get('x-subject-token');
@@ -65,6 +73,17 @@ export class KeystoneClient {
     if (res.status === 401 || res.status === 403) throw new KeystoneRefusedError(`Keystone at ${this.url} refused Leasehold's own token (${res.status})`);
     if (res.status !== 200) throw this.unavailable(`answered ${res.status} to a token validation`);
     return this.parse(await res.json().catch(() => null));
+  }
+
+  /** `GET /v3/auth/projects`: the projects a user's token may be scoped to (for a project switcher). */
+  async userProjects(userToken: string): Promise<readonly { readonly id: string; readonly name: string; readonly domainId: string | null }[]> {
+    const res = await this.fetch('/auth/projects', { headers: { 'x-auth-token': userToken } });
+    if (res.status === 401 || res.status === 404) throw new KeystoneRefusedError(`Keystone at ${this.url} refused the token (${res.status})`);
+    if (res.status !== 200) throw this.unavailable(`answered ${res.status} to a project listing`);
+    const body = (await res.json().catch(() => ({}))) as { projects?: Array<{ id?: unknown; name?: unknown; domain_id?: unknown }> };
+    return (body.projects ?? [])
+      .filter((p) => typeof p.id === 'string')
+      .map((p) => ({ id: p.id as string, name: typeof p.name === 'string' ? p.name : (p.id as string), domainId: typeof p.domain_id === 'string' ? p.domain_id : null }));
   }
 
   /** `GET /v3`: Keystone answers at all (readiness). */

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { EntryDeps } from '../access/entry-deps.js';
 import type { InventoryPort } from '../access/inventory-port.js';
 import type { IronicForwarder } from '../access/ironic-forwarder.js';
+import type { KeystoneSignIn } from '../access/keystone-sign-in.js';
 import { createApp } from '../api/app.js';
 import type { AppEnv } from '../api/context.js';
 import { ConsoleProxy, type ConsoleProxyOptions } from '../console/console-proxy.js';
@@ -25,6 +26,8 @@ export interface HttpAppParts {
   readonly cleaningGapMs: number;
   /** Ironic behind `/baremetal` (the ironic driver), or null. */
   readonly ironic: IronicForwarder | null;
+  /** Keystone for the web UI's sign-in (LEASEHOLD_IDENTITY=keystone), or null. */
+  readonly keystone?: KeystoneSignIn | null;
   readonly console: {
     /** LEASEHOLD_CONSOLE_TOKEN_TTL. */
     readonly tokenTtlMs: number;
@@ -61,6 +64,7 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
     leasing,
     policy: parts.policy,
     ironic: parts.ironic,
+    keystone: parts.keystone ?? null,
   };
   const consoles = new ConsoleProxy(base, parts.console.proxy);
   const deps: EntryDeps = {

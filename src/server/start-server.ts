@@ -105,6 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { app, leasing, consoles } = buildHttpApp({
       store,
       identity,
+      keystone: config.identity === 'keystone' ? (keystone?.client ?? null) : null,
       driver,
       inventory,
       clock,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdentityBackend } from '../../src/domain/identity-backend.js';
 import type { Principal } from '../../src/domain/identity.js';
+import { KeystoneRefusedError } from '../../src/keystone/keystone-client.js';
 import { startApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -31,9 +32,23 @@ const TOKENS: Record<string, Principal> = {
 };
 
 let t: TestApp;
+/** What the sign-in sent to Keystone, and who it refused. */
+const sentToKeystone: unknown[] = [];
 
 beforeAll(async () => {
   t = await startApp({
+    keystone: {
+      url: 'http://keystone.test/v3',
+      async issueWith(body, who) {
+        sentToKeystone.push(body);
+        const identity = (body as { auth: { identity: { password?: { user: { password: string } }; token?: unknown } } }).auth.identity;
+        if (identity.password && identity.password.user.password !== 'right') throw new KeystoneRefusedError(`refused ${who}`);
+        return { token: identity.token ? 'ks-owner' : 'ks-lessee', info: { expiresAt: new Date('2030-01-01T01:00:00Z') } };
+      },
+      async userProjects(token) {
+        return token === 'ks-lessee' ? [{ id: LESSEE.id, name: LESSEE.name, domainId: 'default' }, { id: OWNER.id, name: OWNER.name, domainId: 'default' }] : [];
+      },
+    },
     nodes: [{ uuid: NODE, name: 'node-a1', owner: OWNER.id, properties: { memory_mb: 65536, cpus: 16, local_gb: 480, cpu_arch: 'x86_64' } }],
     identity: ({ store, clock }): IdentityBackend => ({
       kind: 'keystone',
@@ -110,5 +125,46 @@ describe('Keystone principals', () => {
     const grant = await t.store.consoles.grant(opened.body.id);
     expect(grant?.principal).toMatchObject({ userId: TOKENS['ks-lessee']!.userId, role: 'member', projectId: LESSEE.id, source: 'keystone' });
     expect((await t.request('GET', `/v1/consoles/${opened.body.id}`, { token: 'ks-reader' })).status).toBe(404);
+  });
+});
+
+describe('signing in under Keystone (the web UI)', () => {
+  it("a password gets a Keystone token through Leasehold, the caller's identity with it; Leasehold asks Keystone with the credentials as given", async () => {
+    const signed = await t.request('POST', '/v1/auth/tokens', {
+      token: null,
+      body: { password: { user: 'x-member', password: 'right', project: 'lessee-x' } },
+    });
+    expect(signed.status, JSON.stringify(signed.body)).toBe(201);
+    expect(signed.body).toEqual({
+      token: 'ks-lessee',
+      expires_at: '2030-01-01T01:00:00.000Z',
+      user: { id: TOKENS['ks-lessee']!.userId, name: 'x-member' },
+      project: LESSEE,
+      role: 'member',
+    });
+    expect(sentToKeystone.at(-1)).toEqual({
+      auth: {
+        identity: { methods: ['password'], password: { user: { name: 'x-member', domain: { name: 'Default' }, password: 'right' } } },
+        scope: { project: { name: 'lessee-x', domain: { name: 'Default' } } },
+      },
+    });
+  });
+
+  it('a refused password is a 401 naming who, never the password, and counts as a bad token for the address', async () => {
+    const refused = await t.request('POST', '/v1/auth/tokens', { token: null, body: { password: { user: 'x-member', password: 'wrong' } } });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.message).toBe('Keystone refused the credentials of x-member');
+    expect(JSON.stringify(refused.body)).not.toContain('wrong');
+  });
+
+  it('lists the projects a token may switch to, and switches with the current token', async () => {
+    const list = await t.request('GET', '/v1/auth/projects', { token: 'ks-lessee' });
+    expect(list.body).toEqual({ projects: [LESSEE, OWNER] });
+    expect((await t.request('GET', '/v1/auth/projects', { token: null })).status).toBe(401);
+    const switched = await t.request('POST', '/v1/auth/tokens', { token: 'ks-lessee', body: { token: { project: OWNER.id } } });
+    expect(switched.status).toBe(201);
+    expect(switched.body.project).toEqual(OWNER);
+    expect(sentToKeystone.at(-1)).toEqual({ auth: { identity: { methods: ['token'], token: { id: 'ks-lessee' } }, scope: { project: { id: OWNER.id } } } });
+    expect((await t.request('POST', '/v1/auth/tokens', { token: null, body: { token: { project: OWNER.id } } })).status).toBe(401);
   });
 });

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { EntryDeps } from '../../src/access/entry-deps.js';
+import type { KeystoneSignIn } from '../../src/access/keystone-sign-in.js';
 import type { AppEnv } from '../../src/api/context.js';
 import type { ConsoleProxy, ConsoleProxyOptions } from '../../src/console/console-proxy.js';
 import type { Clock } from '../../src/domain/clock.js';
@@ -88,6 +89,8 @@ export interface TestAppOptions<C extends Clock = ManualClock> {
   readonly console?: { readonly tokenTtlMs?: number; readonly publicUrl?: string; readonly proxy?: Partial<ConsoleProxyOptions> };
   /** Where the JSON log lines go (debug level); none: silent. */
   readonly logTo?: NodeJS.WritableStream;
+  /** Keystone for the web UI's sign-in (POST /v1/auth/tokens). */
+  readonly keystone?: KeystoneSignIn;
   /** Who vouches for tokens (default: Leasehold's own users, LocalIdentity over the store). */
   readonly identity?: (context: { readonly store: Store; readonly clock: Clock; readonly logger: Logger }) => IdentityBackend;
 }
@@ -114,6 +117,7 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
   const { app, deps, leasing, consoles } = buildHttpApp({
     store,
     identity: options.identity ? options.identity({ store, clock, logger }) : new LocalIdentity(store, clock),
+    keystone: options.keystone ?? null,
     driver,
     inventory,
     clock,
