@@ -129,6 +129,10 @@ describe('Keystone principals', () => {
 });
 
 describe('signing in under Keystone (the web UI)', () => {
+  it('says without a token how to sign in here', async () => {
+    expect((await t.request('GET', '/v1/auth/methods', { token: null })).body).toEqual({ identity: 'keystone', methods: ['password', 'application_credential', 'token'] });
+  });
+
   it("a password gets a Keystone token through Leasehold, the caller's identity with it; Leasehold asks Keystone with the credentials as given", async () => {
     const signed = await t.request('POST', '/v1/auth/tokens', {
       token: null,

@@ -70,6 +70,23 @@ const projects = createRoute({
   },
 });
 
+const methods = createRoute({
+  method: 'get',
+  path: '/v1/auth/methods',
+  tags: ['identity'],
+  summary: 'How to sign in here (no token needed): a Leasehold token, or Keystone credentials',
+  security: [],
+  responses: {
+    200: jsonResponse(
+      z.object({
+        identity: z.enum(['local', 'keystone']),
+        methods: z.array(z.enum(['token', 'password', 'application_credential'])),
+      }),
+      'The sign-in methods',
+    ),
+  },
+});
+
 /**
  * Signing in under Keystone from a browser: the web UI cannot talk to Keystone itself (another origin, no CORS),
  * so Leasehold obtains the token for it. Unauthenticated (it is how one gets a token); a refusal counts as a bad
@@ -81,6 +98,15 @@ export function signInRoutes(deps: ApiDeps) {
     if (!deps.keystone) throw new ConflictError('identity is local: sign in with a Leasehold token', { details: { identity: 'local' } });
     return deps.keystone;
   };
+
+  router.openapi(methods, (c) =>
+    c.json(
+      deps.keystone
+        ? { identity: 'keystone' as const, methods: ['password' as const, 'application_credential' as const, 'token' as const] }
+        : { identity: 'local' as const, methods: ['token' as const] },
+      200,
+    ),
+  );
 
   router.openapi(signIn, async (c) => {
     const ks = keystone();
