@@ -239,6 +239,16 @@ export class KeystoneApi {
     return { id: existing.id, name, password };
   }
 
+  /**
+   * A service user (Ironic's, Leasehold's): admin and service on project `service`, enough to validate anyone's
+   * token and to see every Ironic node. Created, or given a new password when the name exists.
+   */
+  async ensureServiceUser(name: string, password?: string): Promise<{ user: KeystoneUser; project: KeystoneProject }> {
+    const project = await this.findProject('service');
+    const user = await this.ensureUser(name, { project: project.id, roles: ['admin', 'service'], ...(password ? { password } : {}) });
+    return { user, project };
+  }
+
   /** PUT /v3/projects/{project}/users/{user}/roles/{role} (idempotent). */
   async assignProjectRole(userId: string, projectId: string, role: string): Promise<void> {
     await this.request('PUT', `/projects/${projectId}/users/${userId}/roles/${await this.roleId(role)}`);

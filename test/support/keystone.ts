@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startIronic, type IronicHandle, type StartIronicOptions } from './ironic.js';
-import { KeystoneApi, tokenSource, type KeystoneProject } from './keystone-api.js';
+import { KeystoneApi, tokenSource } from './keystone-api.js';
 
 export * from './keystone-api.js';
 
@@ -301,6 +301,7 @@ function adminPasswordIn(dataDir: string): string {
 
 function makeHandle(url: string, dataDir: string, adminPassword: string, timings: KeystoneTimings, startArgs: string[]): KeystoneHandle {
   let args = startArgs;
+  const handleTimings = { ...timings };
   const api = new KeystoneApi(url, { username: 'admin', password: adminPassword, projectName: 'admin' });
   let stopped: Promise<void> | undefined;
 
@@ -312,7 +313,7 @@ function makeHandle(url: string, dataDir: string, adminPassword: string, timings
 
   return Object.assign(api, {
     dataDir,
-    timings: { ...timings },
+    timings: handleTimings,
     halt,
     async restart(opts: { tokenExpirationSeconds?: number } = {}) {
       if (stopped) throw new Error('this Keystone was stopped for good (stop())');
@@ -326,7 +327,7 @@ function makeHandle(url: string, dataDir: string, adminPassword: string, timings
       if (res.code !== 0 || res.stdout.trim().split('\n').pop() !== url) {
         throw new Error(`keystone-standalone.sh start (restart on ${url}) failed (${res.code}):\n${res.stderr.slice(-6000)}`);
       }
-      this.timings.startMs = Math.round(performance.now() - t0);
+      handleTimings.startMs = Math.round(performance.now() - t0);
     },
     stop() {
       stopped ??= (async () => {
@@ -355,9 +356,8 @@ export interface IronicWithKeystoneOptions extends Omit<StartIronicOptions, 'aut
  */
 export async function startIronicWithKeystone(keystone: KeystoneApi, options: IronicWithKeystoneOptions = {}): Promise<IronicHandle> {
   const { serviceUser = 'ironic', ...rest } = options;
-  const service: KeystoneProject = await keystone.findProject('service');
-  const user = await keystone.ensureUser(serviceUser, { project: service.id, roles: ['admin', 'service'] });
-  const token = tokenSource(() => keystone.issueToken({ user, project: service.id }));
+  const { user, project } = await keystone.ensureServiceUser(serviceUser);
+  const token = tokenSource(() => keystone.issueToken({ user, project: project.id }));
   const ironic = await startIronic({
     ...rest,
     auth: 'keystone',
