@@ -10,6 +10,8 @@ export interface KeystoneTokenInfo {
   readonly system: boolean;
   readonly roles: readonly string[];
   readonly expiresAt: Date;
+  /** When Keystone issued it (null if the answer does not say): with expiresAt, the token's lifetime. */
+  readonly issuedAt: Date | null;
   readonly catalog: readonly CatalogService[];
 }
 
@@ -38,6 +40,7 @@ export function parseTokenBody(body: unknown): KeystoneTokenInfo {
     system: obj(token.system).all === true,
     roles: (Array.isArray(token.roles) ? token.roles : []).map((r) => str(obj(r).name)).filter((n): n is string => n !== null),
     expiresAt: new Date(expires),
+    issuedAt: str(token.issued_at) && !Number.isNaN(Date.parse(str(token.issued_at)!)) ? new Date(str(token.issued_at)!) : null,
     catalog: (Array.isArray(token.catalog) ? token.catalog : []).map((entry) => {
       const e = obj(entry);
       return {

@@ -45,6 +45,7 @@ function fakeKeystone(clock: ManualClock) {
     system: false,
     roles,
     expiresAt: new Date(clock.now().getTime() + HOUR),
+    issuedAt: clock.now(),
     catalog: [],
     ...over,
   });
