@@ -3165,7 +3165,7 @@ export interface components {
             };
         };
         Project: {
-            /** Format: uuid */
+            /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
             id: string;
             name: string;
             description: string;
@@ -3191,10 +3191,10 @@ export interface components {
             max_lease_duration: string | null;
         };
         User: {
-            /** Format: uuid */
+            /** @description A user's id: a uuid under local identity, Keystone's user id under Keystone. */
             id: string;
             name: string;
-            /** Format: uuid */
+            /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
             project_id: string | null;
             /**
              * @description reader < member < manager within a project; admin is the operator.
@@ -3244,7 +3244,7 @@ export interface components {
             /** @description Ironic's owner field: a project id or name. */
             owner: string | null;
             owner_project: {
-                /** Format: uuid */
+                /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
                 id: string;
                 name: string;
             } | null;
@@ -3272,7 +3272,7 @@ export interface components {
             lease: {
                 /** Format: uuid */
                 id: string;
-                /** Format: uuid */
+                /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
                 project_id: string;
                 /**
                  * Format: date-time

@@ -9,6 +9,9 @@ import { isAcceptedInstant } from '../domain/time-bounds.js';
 
 const Timestamp = z.string().openapi({ format: 'date-time', example: '2030-01-01T00:00:00.000Z' });
 const Uuid = z.string().openapi({ format: 'uuid' });
+/** Not a uuid format: under Keystone a project or user id is Keystone's (32 hex digits, no dashes). */
+const ProjectId = z.string().openapi({ description: "A project's id: a uuid under local identity, Keystone's project id under Keystone." });
+const UserId = z.string().openapi({ description: "A user's id: a uuid under local identity, Keystone's user id under Keystone." });
 
 /*
  * Request building blocks: every field a client sends goes through one of these, so the same bounds hold in
@@ -89,7 +92,7 @@ export const QuotaSchema = z
 
 export const ProjectSchema = z
   .object({
-    id: Uuid,
+    id: ProjectId,
     name: z.string(),
     description: z.string(),
     quota: QuotaSchema,
@@ -104,9 +107,9 @@ export const RoleSchema = z.enum([...PROJECT_ROLES, Role.Admin]).openapi({
 
 export const UserSchema = z
   .object({
-    id: Uuid,
+    id: UserId,
     name: z.string(),
-    project_id: Uuid.nullable(),
+    project_id: ProjectId.nullable(),
     role: RoleSchema,
     created_at: Timestamp.nullable().openapi({ description: "Null for a Keystone user (GET /v1/me): it has no row here." }),
   })
@@ -134,7 +137,7 @@ export const NodeSchema = z
     name: z.string().nullable(),
     resource_class: z.string().nullable(),
     owner: z.string().nullable().openapi({ description: "Ironic's owner field: a project id or name." }),
-    owner_project: z.object({ id: Uuid, name: z.string() }).nullable(),
+    owner_project: z.object({ id: ProjectId, name: z.string() }).nullable(),
     lessee: z.string().nullable(),
     facts: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).openapi({
       description: 'Typed facts for requirement expressions: memory and disk in bytes, cpus, gpus, cpu_arch, ...',
@@ -151,7 +154,7 @@ export const NodeSchema = z
     quarantined: z.boolean().openapi({ description: "Cleaning failed at a lease's end: no new lease until its owner or the operator clears it." }),
     quarantine_reason: z.string().nullable().openapi({ description: "Ironic's last_error from the failed cleaning (not shown to a lessee)." }),
     lease: z
-      .object({ id: Uuid, project_id: Uuid, end: Timestamp })
+      .object({ id: Uuid, project_id: ProjectId, end: Timestamp })
       .nullable()
       .openapi({ description: 'The lease on the node right now, shown to its owner, the operator and the lessee.' }),
     synced_at: Timestamp,
