@@ -1,4 +1,5 @@
 import { KeystoneError, UnreachableError } from '../errors.js';
+import { parseTokenBody, type KeystoneTokenInfo } from '../../keystone/keystone-token.js';
 import type { AuthRequest } from './auth-request.js';
 import { CATALOG_TYPES, type CatalogEndpoint, type CatalogService } from './catalog.js';
 
@@ -38,24 +39,15 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function named(value: unknown): Named | undefined {
-  const r = record(value);
-  const id = str(r.id);
-  return id === undefined ? undefined : { id, name: str(r.name) };
-}
-
-function catalogOf(value: unknown): CatalogService[] {
-  if (!Array.isArray(value)) return [];
-  return value
-    .map(record)
-    .filter((s) => CATALOG_TYPES.includes(str(s.type) ?? ''))
-    .map((s) => ({
-      type: str(s.type) as string,
-      endpoints: (Array.isArray(s.endpoints) ? s.endpoints : []).map(record).flatMap((e): CatalogEndpoint[] => {
-        const url = str(e.url);
-        const iface = str(e.interface);
-        return url && iface ? [{ interface: iface, region: str(e.region_id) ?? str(e.region), url }] : [];
-      }),
+/** What the CLI keeps of a parsed token: the leasehold and baremetal services, endpoints with a URL. */
+function catalogOf(info: KeystoneTokenInfo): CatalogService[] {
+  return info.catalog
+    .filter((service) => CATALOG_TYPES.includes(service.type))
+    .map((service) => ({
+      type: service.type,
+      endpoints: service.endpoints.flatMap((e): CatalogEndpoint[] =>
+        e.url && e.interface ? [{ interface: e.interface, region: e.region ?? undefined, url: e.url }] : [],
+      ),
     }));
 }
 
@@ -122,25 +114,24 @@ export async function issueToken(request: AuthRequest, options: IssueOptions = {
   }
 
   const token = response.headers.get('x-subject-token') ?? '';
-  let body: Json = {};
+  let info: KeystoneTokenInfo | undefined;
   try {
-    body = record(record(JSON.parse(text)).token);
+    info = parseTokenBody(JSON.parse(text));
   } catch {
     // Reported below with the missing fields.
   }
-  const expires = Date.parse(str(body.expires_at) ?? '');
-  const user = named(body.user);
-  if (token === '' || Number.isNaN(expires) || !user) {
+  if (token === '' || !info) {
     throw new KeystoneError(
       `${request.authUrl} answered POST /auth/tokens without a token, its expiry or its user; is it a Keystone v3 endpoint?`,
     );
   }
+  const named = (n: { readonly id: string; readonly name: string } | null): Named | undefined => (n ? { id: n.id, name: n.name } : undefined);
   return {
     token,
-    expiresAt: new Date(expires).toISOString(),
-    user,
-    project: named(body.project),
-    system: record(body.system).all === true,
-    catalog: catalogOf(body.catalog),
+    expiresAt: info.expiresAt.toISOString(),
+    user: named(info.user)!,
+    project: named(info.project),
+    system: info.system,
+    catalog: catalogOf(info),
   };
 }
