@@ -34,7 +34,8 @@ export function App() {
   const routes = ROUTES.filter((r) => r.audience(state.viewer));
   return (
     <Layout viewer={state.viewer}>
-      <Switch>
+      {/* A new token (another project) mounts the pages afresh: each loads its data again, with the new token. */}
+      <Switch key={state.generation}>
         <Route path="/">
           <Redirect to={HOME} replace />
         </Route>

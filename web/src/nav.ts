@@ -2,6 +2,9 @@ import type { ComponentType } from 'react';
 
 export type Role = 'admin' | 'manager' | 'member' | 'reader';
 
+/** Who vouches for users and tokens: Leasehold itself, or the cloud's Keystone (LEASEHOLD_IDENTITY). */
+export type Identity = 'local' | 'keystone';
+
 /** The signed-in user as the UI needs it (from GET /v1/me, plus whether the project owns nodes). */
 export interface Viewer {
   userId: string;
@@ -10,6 +13,8 @@ export interface Viewer {
   project: { id: string; name: string } | null;
   /** The project owns at least one node: its users get the owner pages. */
   ownsNodes: boolean;
+  /** Under Keystone, users, tokens and projects are Keystone's: Leasehold's pages for them do not apply. */
+  identity: Identity;
 }
 
 /** Who may see a page. The API is the real guard (it answers 404 to what a caller may not see); this only keeps
@@ -19,6 +24,8 @@ export type Audience = (viewer: Viewer) => boolean;
 export const audiences = {
   everyone: (() => true) as Audience,
   admins: ((v) => v.role === 'admin') as Audience,
+  /** The operator, when users and tokens are Leasehold's own (under Keystone the API answers 409 to them). */
+  userAdmins: ((v) => v.role === 'admin' && v.identity === 'local') as Audience,
   /** The operator, and users of a project that owns nodes. */
   owners: ((v) => v.role === 'admin' || v.ownsNodes) as Audience,
   /** Those who may act (lease, power, console) rather than only read. */
@@ -43,4 +50,13 @@ export function navFor(routes: readonly AppRoute[], viewer: Viewer): Array<{ pat
 
 export function canRoleAct(viewer: Viewer): boolean {
   return audiences.actors(viewer);
+}
+
+/**
+ * The one navigation entry to highlight: the longest path that is the location or a parent of it, so a section
+ * stays highlighted on its detail pages (/leases/:id under /leases) but /leases/new highlights only its own entry.
+ */
+export function activeNavPath(paths: readonly string[], location: string): string | null {
+  const matching = paths.filter((p) => location === p || location.startsWith(`${p}/`));
+  return matching.sort((a, b) => b.length - a.length)[0] ?? null;
 }

@@ -24,7 +24,7 @@ export const ROUTES: readonly AppRoute[] = [
   { path: '/offers', page: OffersPage, audience: audiences.owners, nav: 'Offers' },
   { path: '/my-nodes', page: MyNodesPage, audience: audiences.owners, nav: "My nodes' leases" },
   { path: '/admin/projects', page: AdminProjectsPage, audience: audiences.admins, nav: 'Projects' },
-  { path: '/admin/users', page: AdminUsersPage, audience: audiences.admins, nav: 'Users & tokens' },
+  { path: '/admin/users', page: AdminUsersPage, audience: audiences.userAdmins, nav: 'Users & tokens' },
   { path: '/admin/events', page: AdminEventsPage, audience: audiences.admins, nav: 'Events' },
 ];
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activeNavPath } from '../src/components/layout';
-import { navFor, type Viewer } from '../src/nav';
+import { activeNavPath, navFor, type Viewer } from '../src/nav';
 import { ROUTES } from '../src/routes';
 
 describe('the highlighted navigation entry', () => {
@@ -15,7 +14,7 @@ describe('the highlighted navigation entry', () => {
 });
 
 describe('the request form in the navigation', () => {
-  const viewer = (role: Viewer['role'], project: Viewer['project']): Viewer => ({ userId: 'u', userName: 'u', role, project, ownsNodes: false });
+  const viewer = (role: Viewer['role'], project: Viewer['project']): Viewer => ({ userId: 'u', userName: 'u', role, project, ownsNodes: false, identity: 'local' });
 
   it('is offered to project members and managers, not to readers nor to the operator, who belongs to no project', () => {
     const offered = (v: Viewer) => navFor(ROUTES, v).some((item) => item.path === '/leases/new');

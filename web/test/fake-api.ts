@@ -35,19 +35,32 @@ export function apiError(status: number, code: string, message: string, details:
 
 export const PROJECT = { id: '7d0c5d1e-0000-4000-8000-000000000001', name: 'physics-lab' };
 
-export function meBody(role: Viewer['role'], project: { id: string; name: string } | null = role === 'admin' ? null : PROJECT) {
+export function meBody(
+  role: Viewer['role'],
+  project: { id: string; name: string } | null = role === 'admin' ? null : PROJECT,
+  identity: Viewer['identity'] = 'local',
+) {
   return {
-    user: { id: 'u-1', name: role === 'admin' ? 'admin' : `alice-${role}`, project_id: project?.id ?? null, role, created_at: '2030-01-01T00:00:00Z' },
+    user: {
+      id: 'u-1',
+      name: role === 'admin' ? 'admin' : `alice-${role}`,
+      project_id: project?.id ?? null,
+      role,
+      // A Keystone user has no row of Leasehold's, hence no creation time.
+      created_at: identity === 'keystone' ? null : '2030-01-01T00:00:00Z',
+    },
     project,
+    identity,
   };
 }
 
-export function viewer(role: Viewer['role'], ownsNodes = false): Viewer {
+export function viewer(role: Viewer['role'], ownsNodes = false, identity: Viewer['identity'] = 'local'): Viewer {
   return {
     userId: 'u-1',
     userName: 'alice',
     role,
     project: role === 'admin' ? null : PROJECT,
     ownsNodes,
+    identity,
   };
 }

@@ -36,7 +36,8 @@ afterEach(cleanup);
 test('signing in keeps the token in sessionStorage and signing out forgets it', async () => {
   const user = userEvent.setup();
   renderApp(api().fetch);
-  const field = screen.getByLabelText('Token');
+  // The page first asks how to sign in (GET /v1/auth/methods); this fake API does not know it: a token, as before.
+  const field = await screen.findByLabelText('Token');
   expect(field.getAttribute('type')).toBe('password');
   await user.type(field, GOOD);
   await user.click(screen.getByRole('button', { name: 'Sign in' }));
@@ -47,13 +48,13 @@ test('signing in keeps the token in sessionStorage and signing out forgets it', 
 
   await user.click(screen.getByRole('button', { name: 'Sign out' }));
   expect(readToken()).toBeNull();
-  expect(screen.getByLabelText('Token')).toBeTruthy();
+  expect(await screen.findByLabelText('Token')).toBeTruthy();
 });
 
 test('a refused token is said so and not stored', async () => {
   const user = userEvent.setup();
   renderApp(api().fetch);
-  await user.type(screen.getByLabelText('Token'), 'lh_wrong');
+  await user.type(await screen.findByLabelText('Token'), 'lh_wrong');
   await user.keyboard('{Enter}');
   expect((await screen.findByRole('alert')).textContent).toMatch(/not accepted/);
   expect(readToken()).toBeNull();

@@ -1,20 +1,37 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { createApi, type Api, type Me } from '../api/client';
+import { createApi, type Api, type Me, type Schemas } from '../api/client';
 import { ApiError, unwrap } from '../api/errors';
+import { formatTime } from '../lib/format';
 import type { Viewer } from '../nav';
-import { clearToken, readToken, saveToken } from './token-storage';
+import { clearToken, readToken, readTokenExpiry, saveToken } from './token-storage';
 
 export type SessionState =
   | { status: 'signed-out'; notice?: string }
   | { status: 'checking' }
   | { status: 'unreachable'; message: string }
-  | { status: 'signed-in'; viewer: Viewer };
+  | {
+      status: 'signed-in';
+      viewer: Viewer;
+      /** When the token expires (RFC 3339), when the sign-in said: Keystone's tokens; null for a pasted token. */
+      expiresAt: string | null;
+      /** A new number for every token: the pages are mounted afresh (and load again) when it changes. */
+      generation: number;
+    };
+
+/** What the sign-in form sends to POST /v1/auth/tokens under Keystone (the third form, a token, is a switch). */
+export type Credentials = Exclude<Schemas['SignIn'], { token: unknown }>;
 
 interface SessionContextValue {
   state: SessionState;
   api: Api;
+  /** A client that sends no token, for what needs none (GET /v1/auth/methods). */
+  publicApi: Api;
   /** Checks the token against /v1/me; resolves with an error sentence when it is refused, null on success. */
   signIn(token: string): Promise<string | null>;
+  /** Under Keystone: Leasehold obtains a token for these credentials. Rejects with the ApiError of a refusal. */
+  signInWith(credentials: Credentials): Promise<void>;
+  /** Under Keystone: a token for another of the user's projects replaces the current one; resolves with who that is. */
+  switchProject(projectId: string): Promise<Viewer>;
   signOut(notice?: string): void;
   retry(): void;
 }
@@ -35,7 +52,14 @@ export async function loadViewer(api: Api, signal?: AbortSignal): Promise<Viewer
     role: me.user.role,
     project: me.project,
     ownsNodes,
+    identity: me.identity === 'keystone' ? 'keystone' : 'local',
   };
+}
+
+/** Why a session ended with a 401: its known expiry has passed, or the token was refused before it. */
+export function endedNotice(expiresAt: string | null, now: number = Date.now()): string {
+  if (expiresAt && Date.parse(expiresAt) <= now) return `Your session expired at ${formatTime(expiresAt)}. Sign in again.`;
+  return 'Your token is no longer valid (revoked or expired). Sign in again.';
 }
 
 export function SessionProvider({ children, fetch }: { children: ReactNode; fetch?: typeof globalThis.fetch }) {
@@ -43,6 +67,7 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
   const [attempt, setAttempt] = useState(0);
   const stateRef = useRef(state);
   stateRef.current = state;
+  const generation = useRef(0);
 
   const signOut = useCallback((notice?: string) => {
     clearToken();
@@ -56,10 +81,24 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
         fetch,
         // Only a session that was signed in ends here; a wrong token at sign-in is answered by signIn itself.
         onUnauthorized: () => {
-          if (stateRef.current.status === 'signed-in') signOut('Your token is no longer valid (revoked or expired). Sign in again.');
+          const current = stateRef.current;
+          if (current.status === 'signed-in') signOut(endedNotice(current.expiresAt));
         },
       }),
     [fetch, signOut],
+  );
+  const publicApi = useMemo(() => createApi({ token: () => null, fetch }), [fetch]);
+
+  /** Checks a new token (GET /v1/me) and only then keeps it: a refused one never replaces a good one. */
+  const establish = useCallback(
+    async (token: string, expiresAt: string | null): Promise<Viewer> => {
+      const viewer = await loadViewer(createApi({ token: () => token, fetch }));
+      saveToken(token, expiresAt);
+      generation.current += 1;
+      setState({ status: 'signed-in', viewer, expiresAt, generation: generation.current });
+      return viewer;
+    },
+    [fetch],
   );
 
   // A token kept from earlier in this tab: check it is still good.
@@ -67,10 +106,13 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
     if (state.status !== 'checking') return;
     const controller = new AbortController();
     loadViewer(api, controller.signal).then(
-      (viewer) => setState({ status: 'signed-in', viewer }),
+      (viewer) => {
+        generation.current += 1;
+        setState({ status: 'signed-in', viewer, expiresAt: readTokenExpiry(), generation: generation.current });
+      },
       (err: unknown) => {
         if (controller.signal.aborted) return;
-        if (err instanceof ApiError && err.status === 401) signOut('Your token is no longer valid. Sign in again.');
+        if (err instanceof ApiError && err.status === 401) signOut(endedNotice(readTokenExpiry()));
         else setState({ status: 'unreachable', message: err instanceof Error ? err.message : String(err) });
       },
     );
@@ -81,11 +123,9 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
     async (token: string) => {
       const candidate = token.trim();
       if (!candidate) return 'Enter a token.';
-      const probe = createApi({ token: () => candidate, fetch });
       try {
-        const viewer = await loadViewer(probe);
-        saveToken(candidate);
-        setState({ status: 'signed-in', viewer });
+        // A pasted token's expiry is not known: the first 401 after it ends the session.
+        await establish(candidate, null);
         return null;
       } catch (err) {
         if (err instanceof ApiError && err.status === 401) return 'That token was not accepted: it is unknown, revoked or expired.';
@@ -93,7 +133,34 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
         return `Could not reach the Leasehold server (${err instanceof Error ? err.message : String(err)}).`;
       }
     },
-    [fetch],
+    [establish],
+  );
+
+  const signInWith = useCallback(
+    async (credentials: Credentials) => {
+      const signed = unwrap(await publicApi.POST('/v1/auth/tokens', { body: credentials }));
+      await establish(signed.token, signed.expires_at);
+    },
+    [publicApi, establish],
+  );
+
+  const switchProject = useCallback(
+    async (projectId: string) => {
+      // Its own client, not `api`: Keystone refusing this project (the user lost its role there) must not end a
+      // session whose token is still good. A token that has expired does end it, as any other request would.
+      const current = createApi({ token: readToken, fetch });
+      try {
+        const signed = unwrap(await current.POST('/v1/auth/tokens', { body: { token: { project: projectId } } }));
+        return await establish(signed.token, signed.expires_at);
+      } catch (err) {
+        const now = stateRef.current;
+        if (err instanceof ApiError && err.status === 401 && now.status === 'signed-in' && now.expiresAt && Date.parse(now.expiresAt) <= Date.now()) {
+          signOut(endedNotice(now.expiresAt));
+        }
+        throw err;
+      }
+    },
+    [fetch, establish, signOut],
   );
 
   const retry = useCallback(() => {
@@ -101,7 +168,10 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
     setAttempt((a) => a + 1);
   }, []);
 
-  const value = useMemo(() => ({ state, api, signIn, signOut, retry }), [state, api, signIn, signOut, retry]);
+  const value = useMemo(
+    () => ({ state, api, publicApi, signIn, signInWith, switchProject, signOut, retry }),
+    [state, api, publicApi, signIn, signInWith, switchProject, signOut, retry],
+  );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }
 

@@ -1,17 +1,10 @@
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useSession } from '../auth/session';
-import { navFor, type Viewer } from '../nav';
+import { activeNavPath, navFor, type Viewer } from '../nav';
 import { ROUTES } from '../routes';
-
-/**
- * The one navigation entry to highlight: the longest path that is the location or a parent of it, so a section
- * stays highlighted on its detail pages (/leases/:id under /leases) but /leases/new highlights only its own entry.
- */
-export function activeNavPath(paths: readonly string[], location: string): string | null {
-  const matching = paths.filter((p) => location === p || location.startsWith(`${p}/`));
-  return matching.sort((a, b) => b.length - a.length)[0] ?? null;
-}
+import { ProjectSwitcher } from './project-switcher';
+import { SessionExpiry } from './session-expiry';
 
 function NavLink({ path, label, active }: { path: string; label: string; active: boolean }) {
   return (
@@ -22,7 +15,8 @@ function NavLink({ path, label, active }: { path: string; label: string; active:
 }
 
 export function Layout({ viewer, children }: { viewer: Viewer; children: ReactNode }) {
-  const { signOut } = useSession();
+  const { signOut, state } = useSession();
+  const expiresAt = state.status === 'signed-in' ? state.expiresAt : null;
   const [location] = useLocation();
   const items = navFor(ROUTES, viewer);
   const active = activeNavPath(items.map((i) => i.path), location);
@@ -39,6 +33,8 @@ export function Layout({ viewer, children }: { viewer: Viewer; children: ReactNo
         </nav>
         <div className="who">
           <span className="muted" title="Signed in as">{who}</span>
+          {viewer.identity === 'keystone' && <ProjectSwitcher viewer={viewer} />}
+          {expiresAt && <SessionExpiry expiresAt={expiresAt} />}
           <button type="button" className="secondary small" onClick={() => signOut()}>Sign out</button>
         </div>
       </header>

@@ -3,7 +3,7 @@ import type { Api, Project } from '../api/client';
 import { unwrap } from '../api/errors';
 import { fetchProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
-import { useApi } from '../auth/session';
+import { useApi, useViewer } from '../auth/session';
 import { ConfirmButton } from '../components/confirm-button';
 import { DurationText, shortDuration } from '../components/duration';
 import { ErrorNotice } from '../components/error-notice';
@@ -116,6 +116,9 @@ function QuotaEditor({ api, project, onDone, onCancel }: { api: Api; project: Pr
 
 export function AdminProjectsPage() {
   const api = useApi();
+  // Under Keystone, projects are Keystone's (POST /v1/projects answers 409): a row appears here when one of a
+  // project's users first signs in, and what stays Leasehold's is its quota.
+  const keystone = useViewer().identity === 'keystone';
   const projects = useResource((signal) => fetchProjects(api, signal, 10), []);
   const [editing, setEditing] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -137,14 +140,24 @@ export function AdminProjectsPage() {
   return (
     <section>
       <h1>Projects</h1>
-      <p className="muted">Projects hold users, lease nodes and own nodes (Ironic’s owner field names them). Quotas cap what a project leases.</p>
+      {keystone ? (
+        <p className="muted">
+          Projects are Keystone’s: one appears here, with its Keystone id, when one of its users first signs in. They lease
+          nodes and own nodes (Ironic’s owner field holds the Keystone project id). Quotas, Leasehold’s own, cap what a
+          project leases.
+        </p>
+      ) : (
+        <p className="muted">Projects hold users, lease nodes and own nodes (Ironic’s owner field names them). Quotas cap what a project leases.</p>
+      )}
       <div className="toolbar">
         <button type="button" className="secondary" onClick={projects.reload}>Refresh</button>
       </div>
       {(notice ?? remove.done) && <p className="ok" role="status">{notice ?? remove.done}</p>}
       {projects.loading && <p aria-busy="true">Loading projects…</p>}
       {projects.error !== undefined && <ErrorNotice error={projects.error} retry={projects.reload} title="Could not load the projects" />}
-      {projects.data && items.length === 0 && <p className="empty">No projects yet: create the first one below.</p>}
+      {projects.data && items.length === 0 && (
+        <p className="empty">{keystone ? 'No projects yet: a project appears when one of its users first signs in.' : 'No projects yet: create the first one below.'}</p>
+      )}
       {items.length > 0 && (
         <div className="table-wrap" role="region" aria-label="Projects" tabIndex={0}>
           <table className="table stacked">
@@ -221,7 +234,7 @@ export function AdminProjectsPage() {
           </table>
         </div>
       )}
-      <NewProjectForm api={api} onCreated={projects.reload} />
+      {!keystone && <NewProjectForm api={api} onCreated={projects.reload} />}
     </section>
   );
 }
