@@ -227,7 +227,64 @@ export interface paths {
                 };
             };
         };
-        delete?: never;
+        /**
+         * Under Keystone: sign out, revoking the caller's own Keystone token
+         * @description The token in X-Auth-Token (or Bearer) is revoked in Keystone and forgotten here at once; other replicas refuse it within KEYSTONE_TOKEN_CACHE_TTL. The web UI calls it on sign-out and after a project switch for the tokens it obtained itself. Under local identity this is a 409 (revoke a Leasehold token with DELETE /v1/tokens/{id}).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

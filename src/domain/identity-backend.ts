@@ -13,6 +13,8 @@ export interface IdentityBackend {
   authenticate(token: string): Promise<Principal | null>;
   /** Readiness: rejects with the reason when the identity service cannot be reached. */
   ping(): Promise<void>;
+  /** Drops what this process remembers of `token` (it was just revoked): its next use asks again. */
+  forget?(token: string): void;
 }
 
 /**

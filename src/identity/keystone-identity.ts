@@ -24,6 +24,9 @@ interface Cached {
   readonly until: number;
 }
 
+/** Tokens are kept by their SHA-256, never as they are. */
+const cacheKey = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
 const ORDER: readonly Role[] = [Role.Admin, Role.Manager, Role.Member, Role.Reader];
 
 /**
@@ -47,7 +50,7 @@ export class KeystoneIdentity implements IdentityBackend {
   }
 
   async authenticate(token: string): Promise<Principal | null> {
-    const key = createHash('sha256').update(token, 'utf8').digest('hex');
+    const key = cacheKey(token);
     const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(key);
     if (hit && hit.until > now) return hit.principal;
@@ -62,6 +65,10 @@ export class KeystoneIdentity implements IdentityBackend {
 
   ping(): Promise<void> {
     return this.deps.session.client.ping();
+  }
+
+  forget(token: string): void {
+    this.cache.delete(cacheKey(token));
   }
 
   /** Asks Keystone; a service token it refuses (rotated keys, revoked) is replaced once. */

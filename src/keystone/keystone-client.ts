@@ -75,6 +75,17 @@ export class KeystoneClient {
     return this.parse(await res.json().catch(() => null));
   }
 
+  /**
+   * `DELETE /v3/auth/tokens` with the token as its own subject (Keystone lets a token's holder revoke it): signing
+   * out. A token Keystone no longer knows (404) is as good as revoked.
+   */
+  async revokeToken(userToken: string): Promise<void> {
+    const res = await this.fetch('/auth/tokens', { method: 'DELETE', headers: { 'x-auth-token': userToken, 'x-subject-token': userToken } });
+    if (res.status === 204 || res.status === 200 || res.status === 404) return;
+    if (res.status === 401 || res.status === 403) throw new KeystoneRefusedError(`Keystone at ${this.url} refused to revoke the token (${res.status})`);
+    throw this.unavailable(`answered ${res.status} to a token revocation`);
+  }
+
   /** `GET /v3/auth/projects`: the projects a user's token may be scoped to (for a project switcher). */
   async userProjects(userToken: string): Promise<readonly { readonly id: string; readonly name: string; readonly domainId: string | null }[]> {
     const res = await this.fetch('/auth/projects', { headers: { 'x-auth-token': userToken } });

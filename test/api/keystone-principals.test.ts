@@ -34,6 +34,9 @@ const TOKENS: Record<string, Principal> = {
 let t: TestApp;
 /** What the sign-in sent to Keystone, and who it refused. */
 const sentToKeystone: unknown[] = [];
+/** Tokens revoked through the sign-out, and the tokens this process was told to forget. */
+const revoked: string[] = [];
+const forgotten: string[] = [];
 
 beforeAll(async () => {
   t = await startApp({
@@ -44,6 +47,9 @@ beforeAll(async () => {
         const identity = (body as { auth: { identity: { password?: { user: { password: string } }; token?: unknown } } }).auth.identity;
         if (identity.password && identity.password.user.password !== 'right') throw new KeystoneRefusedError(`refused ${who}`);
         return { token: identity.token ? 'ks-owner' : 'ks-lessee', info: { expiresAt: new Date('2030-01-01T01:00:00Z') } };
+      },
+      async revokeToken(token) {
+        revoked.push(token);
       },
       async userProjects(token) {
         return token === 'ks-lessee' ? [{ id: LESSEE.id, name: LESSEE.name, domainId: 'default' }, { id: OWNER.id, name: OWNER.name, domainId: 'default' }] : [];
@@ -60,6 +66,9 @@ beforeAll(async () => {
         return p;
       },
       async ping() {},
+      forget(token) {
+        forgotten.push(token);
+      },
     }),
   });
 });
@@ -170,5 +179,14 @@ describe('signing in under Keystone (the web UI)', () => {
     expect(switched.body.project).toEqual(OWNER);
     expect(sentToKeystone.at(-1)).toEqual({ auth: { identity: { methods: ['token'], token: { id: 'ks-lessee' } }, scope: { project: { id: OWNER.id } } } });
     expect((await t.request('POST', '/v1/auth/tokens', { token: null, body: { token: { project: OWNER.id } } })).status).toBe(401);
+  });
+
+  it("signing out revokes the caller's own Keystone token there and forgets it here; without a token it is a 401", async () => {
+    const out = await t.request('DELETE', '/v1/auth/tokens', { token: 'ks-reader' });
+    expect(out.status, JSON.stringify(out.body)).toBe(204);
+    expect(revoked).toEqual(['ks-reader']);
+    expect(forgotten).toEqual(['ks-reader']);
+    expect((await t.request('DELETE', '/v1/auth/tokens', { token: null })).status).toBe(401);
+    expect(revoked).toEqual(['ks-reader']);
   });
 });

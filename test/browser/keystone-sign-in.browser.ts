@@ -46,6 +46,7 @@ describe.skipIf(!avail.ok)('signing in with Keystone credentials in the browser'
           const token = auth.identity.token && auth.scope?.project.id === OWNER.id ? 'ks-owner' : 'ks-lessee';
           return { token, info: { expiresAt: new Date('2030-01-01T01:00:00Z') } };
         },
+        async revokeToken() {},
         async userProjects() {
           return [LESSEE, OWNER].map((p) => ({ ...p, domainId: 'default' }));
         },

@@ -77,6 +77,11 @@ describe.skipIf(!avail)("Keystone's tokens through Leasehold: application creden
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
     expect(signed.body).toMatchObject({ user: { name: 'ada' }, project: { id: ada.project!.id, name: 'astro' }, role: 'member' });
     expect((await as(signed.body.token).get('/v1/nodes')).body.nodes.map((n: { name: string }) => n.name)).toEqual(['ac-1']);
+    // Signing out revokes it in Keystone and here at once (not after the cache's lag).
+    const out = await callJson(send, 'DELETE', '/v1/auth/tokens', { headers: { 'X-Auth-Token': signed.body.token } });
+    expect(out.status).toBe(204);
+    expect((await as(signed.body.token).get('/v1/nodes')).status).toBe(401);
+    expect((await cloud.keystone.validateToken(signed.body.token)).status).toBe(404);
     const wrong = await callJson(send, 'POST', '/v1/auth/tokens', { body: { application_credential: { id: ac.id, secret: 'not-the-secret' } } });
     expect(wrong.status).toBe(401);
     expect(JSON.stringify(wrong.body)).not.toContain('not-the-secret');

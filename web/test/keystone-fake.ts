@@ -31,8 +31,11 @@ export function keystoneApi(options: KeystoneFakeOptions = {}) {
   const tokens: Record<string, { id: string; name: string } | null> = { 'ks-lessee': LESSEE, 'ks-owner-a': OWNER, ...options.tokens };
   const role = options.role ?? 'member';
   const expiresAt = options.expiresAt ?? EXPIRES;
+  const scopes = { ...tokens };
   const signedIn = (token: string) => {
-    const project = tokens[token] ?? null;
+    // Keystone mints a new token at each sign-in: one revoked at a sign-out is good again here.
+    const project = scopes[token] ?? null;
+    tokens[token] = project;
     return json({ token, expires_at: expiresAt, user: { id: 'u-ks', name: 'x-member' }, project, role }, 201);
   };
   // Like the API: a token it does not know (any more) is refused everywhere but at the sign-in's own routes.
@@ -73,6 +76,13 @@ export function keystoneApi(options: KeystoneFakeOptions = {}) {
         return apiError(401, 'unauthorized', `Keystone refused the credentials of the caller's token, for project ${body.token?.project}`);
       }
       return signedIn(`ks-${target.name}`);
+    },
+    // Sign-out: the caller's own token revoked (here: no longer known).
+    'DELETE /v1/auth/tokens': (request) => {
+      const token = bearer(request);
+      if (!token || !(token in tokens)) return apiError(401, 'unauthorized', 'missing or invalid token');
+      delete tokens[token];
+      return new Response(null, { status: 204 });
     },
     'GET /v1/auth/projects': (request) =>
       bearer(request)! in tokens ? { projects: options.projects ?? [LESSEE, OWNER] } : apiError(401, 'unauthorized', 'missing or invalid token'),

@@ -7,7 +7,7 @@ import { App } from '../src/app';
 import { SessionProvider } from '../src/auth/session';
 import { readToken } from '../src/auth/token-storage';
 import { apiError, fakeApi, meBody } from './fake-api';
-import { APP_SECRET, EXPIRES, keystoneApi, PASSWORD } from './keystone-fake';
+import { APP_SECRET, EXPIRES, keystoneApi, PASSWORD, tokensSentTo } from './keystone-fake';
 
 function renderApp(fetch: typeof globalThis.fetch, path = '/nodes') {
   const location = memoryLocation({ path });
@@ -158,6 +158,26 @@ test('a Keystone token pasted in the third tab signs in as it is', async () => {
   expect(await sentBody(api.requests, '/v1/auth/tokens')).toEqual([]);
   // Its expiry is not known: none is shown (the first 401 after it ends the session).
   expect(screen.queryByText(/Signed in until/)).toBeNull();
+  // Signing out forgets it here but leaves it alone in Keystone: it may be in use elsewhere (a CLI, a script).
+  await user.click(screen.getByRole('button', { name: 'Sign out' }));
+  await screen.findByRole('heading', { name: 'Sign in to Leasehold' });
+  expect(tokensSentTo(api.requests, 'DELETE', '/v1/auth/tokens')).toEqual([]);
+  expect('ks-owner-a' in api.tokens).toBe(true);
+});
+
+test('signing out revokes the Keystone token the sign-in obtained, so it is worth nothing to anyone after', async () => {
+  const user = userEvent.setup();
+  const api = keystoneApi();
+  renderApp(api.fetch);
+  await user.type(await screen.findByLabelText('User name'), 'x-member');
+  await user.type(screen.getByLabelText('Password'), PASSWORD);
+  await user.click(screen.getByRole('button', { name: 'Sign in' }));
+  await screen.findByRole('navigation', { name: 'Main' });
+  await user.click(screen.getByRole('button', { name: 'Sign out' }));
+  await screen.findByRole('heading', { name: 'Sign in to Leasehold' });
+  await waitFor(() => expect(tokensSentTo(api.requests, 'DELETE', '/v1/auth/tokens')).toEqual(['ks-lessee']));
+  expect('ks-lessee' in api.tokens).toBe(false);
+  expect(readToken()).toBeNull();
 });
 
 test('the ways to sign in are reached and changed with the keyboard alone', async () => {

@@ -52,6 +52,8 @@ test('a Keystone user in two projects switches from the navigation: a token for 
   expect(await Promise.all(switches.map((r) => r.clone().json()))).toEqual([{ token: { project: OWNER.id } }]);
   expect(tokensSentTo(api.requests, 'POST', '/v1/auth/tokens')).toEqual(['ks-lessee']);
   expect(readToken()).toBe('ks-owner-a');
+  // The token of the project left was the UI's own: revoked.
+  await waitFor(() => expect(tokensSentTo(api.requests, 'DELETE', '/v1/auth/tokens')).toEqual(['ks-lessee']));
   // The page asked for its data again, with the new token.
   await waitFor(() => expect(tokensSentTo(api.requests, 'GET', '/v1/leases').slice(leasesBefore)).toContain('ks-owner-a'));
   expect(tokensSentTo(api.requests, 'GET', '/v1/leases').slice(leasesBefore)).not.toContain('ks-lessee');

@@ -70,6 +70,18 @@ const projects = createRoute({
   },
 });
 
+const signOut = createRoute({
+  method: 'delete',
+  path: '/v1/auth/tokens',
+  tags: ['identity'],
+  summary: "Under Keystone: sign out, revoking the caller's own Keystone token",
+  description:
+    'The token in X-Auth-Token (or Bearer) is revoked in Keystone and forgotten here at once; other replicas refuse it ' +
+    'within KEYSTONE_TOKEN_CACHE_TTL. The web UI calls it on sign-out and after a project switch for the tokens it ' +
+    'obtained itself. Under local identity this is a 409 (revoke a Leasehold token with DELETE /v1/tokens/{id}).',
+  responses: { 204: { description: 'Revoked' }, ...errorResponses(401, 409, 503) },
+});
+
 const methods = createRoute({
   method: 'get',
   path: '/v1/auth/methods',
@@ -158,6 +170,22 @@ export function signInRoutes(deps: ApiDeps) {
       },
       201,
     );
+  });
+
+  router.openapi(signOut, async (c) => {
+    const ks = keystone();
+    const token = tokenFromHeaders(c.req.header('authorization'), c.req.header('x-auth-token'));
+    const principal = await authenticateToken(deps, token, clientAddress(c));
+    try {
+      await ks.revokeToken(token!);
+    } catch (err) {
+      if (!(err instanceof KeystoneRefusedError)) throw err;
+      throw new UnauthenticatedError('Keystone no longer accepts this token');
+    } finally {
+      deps.identity.forget?.(token!);
+    }
+    c.get('log').info({ user: principal.userName, project: principal.projectName }, 'signed out: Keystone token revoked');
+    return c.body(null, 204);
   });
 
   router.openapi(projects, async (c) => {

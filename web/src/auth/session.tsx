@@ -69,10 +69,29 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
   stateRef.current = state;
   const generation = useRef(0);
 
-  const signOut = useCallback((notice?: string) => {
-    clearToken();
-    setState(notice ? { status: 'signed-out', notice } : { status: 'signed-out' });
-  }, []);
+  /**
+   * Revokes a Keystone token this UI obtained itself (a sign-in or a switch: those have an expiry; a pasted token
+   * has none and may be in use elsewhere, so it is left alone). Fire and forget: a token not revoked still expires.
+   */
+  const revokeOwn = useCallback(
+    (token: string | null, expiresAt: string | null) => {
+      if (!token || !expiresAt) return;
+      void createApi({ token: () => token, fetch })
+        .DELETE('/v1/auth/tokens')
+        .catch(() => undefined);
+    },
+    [fetch],
+  );
+
+  /** Ends the session; without a notice it is the user's own sign-out, which also revokes a token of ours. */
+  const signOut = useCallback(
+    (notice?: string) => {
+      if (!notice) revokeOwn(readToken(), readTokenExpiry());
+      clearToken();
+      setState(notice ? { status: 'signed-out', notice } : { status: 'signed-out' });
+    },
+    [revokeOwn],
+  );
 
   const api = useMemo(
     () =>
@@ -149,9 +168,12 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
       // Its own client, not `api`: Keystone refusing this project (the user lost its role there) must not end a
       // session whose token is still good. A token that has expired does end it, as any other request would.
       const current = createApi({ token: readToken, fetch });
+      const [previous, previousExpiry] = [readToken(), readTokenExpiry()];
       try {
         const signed = unwrap(await current.POST('/v1/auth/tokens', { body: { token: { project: projectId } } }));
-        return await establish(signed.token, signed.expires_at);
+        const viewer = await establish(signed.token, signed.expires_at);
+        revokeOwn(previous, previousExpiry); // the token of the project left: no longer anyone's
+        return viewer;
       } catch (err) {
         const now = stateRef.current;
         if (err instanceof ApiError && err.status === 401 && now.status === 'signed-in' && now.expiresAt && Date.parse(now.expiresAt) <= Date.now()) {
@@ -160,7 +182,7 @@ export function SessionProvider({ children, fetch }: { children: ReactNode; fetc
         throw err;
       }
     },
-    [fetch, establish, signOut],
+    [fetch, establish, signOut, revokeOwn],
   );
 
   const retry = useCallback(() => {
