@@ -42,6 +42,8 @@ export interface Operation {
 interface OpenApiOperation {
   readonly parameters?: ReadonlyArray<{ readonly name: string; readonly in: string; readonly schema: JsonSchema }>;
   readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema: JsonSchema }>> };
+  /** `[]`: no token needed (the sign-in's own routes). */
+  readonly security?: readonly unknown[];
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -63,7 +65,7 @@ export function operationsOf(doc: { readonly paths: Readonly<Record<string, Read
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema })),
         body: op.requestBody?.content?.['application/json']?.schema ?? null,
-        needsToken: path.startsWith('/v1/'),
+        needsToken: path.startsWith('/v1/') && !(Array.isArray(op.security) && op.security.length === 0),
         errorShape: 'leasehold',
       });
     }
