@@ -49,7 +49,7 @@ describe.skipIf(!avail)('the web UI signs in with Keystone credentials (real Key
     await page.goto('/');
     return page;
   };
-  const storedToken = (page: Page) => page.evaluate(() => sessionStorage.getItem('leasehold.token'));
+  const storedToken = (page: Page) => page.evaluate<string | null>("sessionStorage.getItem('leasehold.token')");
   const meWith = (token: string) => callJson(overHttp(() => cloud.leasehold.url), 'GET', '/v1/me', { headers: { 'X-Auth-Token': token } });
 
   it('an application credential signs in; the lessee sees its leased node; signing out revokes the token', async () => {
@@ -73,7 +73,7 @@ describe.skipIf(!avail)('the web UI signs in with Keystone credentials (real Key
 
       const token = (await storedToken(page))!;
       expect(token.length).toBeGreaterThan(100);
-      expect(await page.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }))).not.toContain(ac.secret);
+      expect(await page.evaluate<string>('JSON.stringify({ ...sessionStorage, ...localStorage })')).not.toContain(ac.secret);
       expect((await meWith(token)).status).toBe(200);
 
       await page.getByRole('button', { name: 'Sign out' }).click();

@@ -18,11 +18,10 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ownedInstances } from './owned-instances.js';
 
 export const IRONIC_SCRIPT = fileURLToPath(new URL('../../scripts/ironic-standalone.sh', import.meta.url));
 
@@ -238,64 +237,19 @@ export function freePort(): Promise<number> {
 }
 
 // Ironic runs in its own session (setsid): make sure a crashed test process does not leave it behind.
-const running = new Set<string>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const dataDir of running) {
-      try {
-        const pid = Number(readFileSync(join(dataDir, 'ironic.pid'), 'utf8').trim());
-        if (pid > 0) process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
-const DATA_DIR_PREFIX = 'leasehold-ironic-';
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-let reaped: Promise<void> | undefined;
+const instances = ownedInstances({
+  prefix: 'leasehold-ironic-',
+  pidFile: 'ironic.pid',
+  label: 'Ironic',
+  stop: (dir) => runScript(['stop', dir], 60_000),
+});
 
 /**
- * Stops Ironics that earlier test processes started and could not stop (killed by a timeout, SIGKILL): every
- * data dir records the pid of the test process that owns it; dirs whose owner is gone are stopped and removed.
- * Instances of live test processes (other workers, other runs) are left alone.
+ * Stops Ironics that earlier test processes started and could not stop (killed by a timeout, SIGKILL); instances
+ * of live test processes (other workers, other runs) are left alone.
  */
 export function reapStaleIronics(): Promise<void> {
-  reaped ??= (async () => {
-    let names: string[] = [];
-    try {
-      names = readdirSync(tmpdir()).filter((n) => n.startsWith(DATA_DIR_PREFIX));
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const dir = join(tmpdir(), name);
-      let owner = 0;
-      try {
-        owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8').trim());
-      } catch {
-        continue; // not ours to judge (no owner recorded yet: maybe being created right now)
-      }
-      if (!owner || processAlive(owner)) continue;
-      process.stderr.write(`[ironic] reaping a stale Ironic in ${dir} (owner pid ${owner} is gone)\n`);
-      await runScript(['stop', dir], 60_000);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  })();
-  return reaped;
+  return instances.reap();
 }
 
 // ------------------------------------------------------------------------------------------------ start
@@ -341,8 +295,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
   let lastError = '';
   for (let attempt = 0; attempt < (options.port ? 1 : 3); attempt++) {
     const port = options.port ?? (await freePort());
-    const dataDir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
-    writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
+    const dataDir = instances.create();
     const args = ['start', dataDir, '--port', String(port), '--auth', authMode];
     if (auth) args.push('--user', auth.user, '--password', auth.password);
     if (keystone) {
@@ -351,8 +304,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     }
     if (options.fakeDelays) args.push('--fake-delays', options.fakeDelays);
     const t0 = performance.now();
-    running.add(dataDir);
-    installExitHook();
+    instances.started(dataDir);
     const res = await runScript(args, 120_000);
     const startMs = Math.round(performance.now() - t0);
     const url = res.stdout.trim().split('\n').pop() ?? '';
@@ -361,7 +313,7 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     }
     lastError = `ironic-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 30_000);
-    running.delete(dataDir);
+    instances.stopped(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }
   throw new Error(lastError);
@@ -642,7 +594,7 @@ function makeHandle(init: {
     stop() {
       stopped ??= (async () => {
         const res = await runScript(['stop', dataDir], 60_000);
-        running.delete(dataDir);
+        instances.stopped(dataDir);
         if (res.code !== 0) throw new Error(`ironic-standalone.sh stop failed (${res.code}):\n${res.stderr}`);
         if (!process.env.LEASEHOLD_KEEP_IRONIC) rmSync(dataDir, { recursive: true, force: true });
       })();

@@ -24,12 +24,13 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startIronic, type IronicHandle, type StartIronicOptions } from './ironic.js';
 import { KeystoneApi, tokenSource } from './keystone-api.js';
+import { ownedInstances } from './owned-instances.js';
 
 export * from './keystone-api.js';
 
@@ -155,64 +156,17 @@ export function ensureKeystoneInstalled(): Promise<number> {
 }
 
 // uwsgi runs in its own session (setsid): a test process that exits without stop() must not leave it behind.
-const running = new Set<string>();
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const dataDir of running) {
-      try {
-        // uwsgi's master (die-on-term: its worker goes with it).
-        const pid = Number(readFileSync(join(dataDir, 'keystone.pid'), 'utf8').trim());
-        if (pid > 0) process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
 const DATA_DIR_PREFIX = 'leasehold-keystone-';
+const instances = ownedInstances({
+  prefix: DATA_DIR_PREFIX,
+  pidFile: 'keystone.pid', // uwsgi's master (die-on-term: its worker goes with it)
+  label: 'Keystone',
+  stop: (dir) => runScript(['stop', dir], 60_000),
+});
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-let reaped: Promise<void> | undefined;
-
-/**
- * Stops Keystones that earlier test processes started and could not stop (killed by a timeout, SIGKILL): each
- * data dir records the pid of the test process that owns it; dirs whose owner is gone are stopped and removed.
- */
+/** Stops Keystones that earlier test processes started and could not stop (killed by a timeout, SIGKILL). */
 export function reapStaleKeystones(): Promise<void> {
-  reaped ??= (async () => {
-    let names: string[] = [];
-    try {
-      names = readdirSync(tmpdir()).filter((n) => n.startsWith(DATA_DIR_PREFIX));
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const dir = join(tmpdir(), name);
-      let owner = 0;
-      try {
-        owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8').trim());
-      } catch {
-        continue; // no owner recorded yet: maybe being created right now
-      }
-      if (!owner || processAlive(owner)) continue;
-      process.stderr.write(`[keystone] reaping a stale Keystone in ${dir} (owner pid ${owner} is gone)\n`);
-      await runScript(['stop', dir], 60_000);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  })();
-  return reaped;
+  return instances.reap();
 }
 
 // ------------------------------------------------------------------------------------------------ the seed
@@ -236,8 +190,7 @@ function keystoneSeed(): Promise<string> {
       if (name.startsWith(SEED_PREFIX)) rmSync(join(tmpdir(), name), { recursive: true, force: true }); // outdated
     }
     // Made under the data-dir prefix with an owner: if this process dies meanwhile, the reaper removes it.
-    const dir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
-    writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
+    const dir = instances.create();
     seededHere = true;
     const res = await runScript(['bootstrap', dir], 300_000);
     if (res.code !== 0) {
@@ -272,13 +225,11 @@ export async function startKeystone(options: StartKeystoneOptions = {}): Promise
   let lastError = '';
   for (let attempt = 0; attempt < (options.port ? 1 : 2); attempt++) {
     const port = options.port ?? (await freePort());
-    const dataDir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
-    writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
+    const dataDir = instances.create();
     const args = ['start', dataDir, '--port', String(port)];
     if (options.tokenExpirationSeconds) args.push('--token-expiration', String(options.tokenExpirationSeconds));
     if (seed) args.push('--from', seed);
-    running.add(dataDir);
-    installExitHook();
+    instances.started(dataDir);
     const t0 = performance.now();
     // The password goes through the environment: command lines are visible to every process.
     const res = await runScript(args, 180_000, { KEYSTONE_ADMIN_PASSWORD: seed ? '' : adminPassword });
@@ -289,7 +240,7 @@ export async function startKeystone(options: StartKeystoneOptions = {}): Promise
     }
     lastError = `keystone-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 60_000);
-    running.delete(dataDir);
+    instances.stopped(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }
   throw new Error(lastError);
@@ -332,7 +283,7 @@ function makeHandle(url: string, dataDir: string, adminPassword: string, timings
     stop() {
       stopped ??= (async () => {
         const res = await runScript(['stop', dataDir], 60_000);
-        running.delete(dataDir);
+        instances.stopped(dataDir);
         if (res.code !== 0) throw new Error(`keystone-standalone.sh stop failed (${res.code}):\n${res.stderr}`);
         if (!process.env.LEASEHOLD_KEEP_KEYSTONE) rmSync(dataDir, { recursive: true, force: true });
       })();
