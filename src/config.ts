@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from './domain/duration.js';
 import { InvalidRequestError } from './domain/errors.js';
+import type { KeystoneCredentials } from './domain/identity-backend.js';
 
 /** Everything `leasehold serve` is configured with: environment variables, overridden by flags. */
 export interface Config {
@@ -45,16 +46,7 @@ export interface Config {
 export interface KeystoneConfig {
   /** The v3 root, e.g. `http://keystone.example:5000/v3`. */
   readonly url: string;
-  readonly credentials:
-    | {
-        readonly type: 'password';
-        readonly username: string;
-        readonly password: string;
-        readonly userDomainName: string;
-        readonly projectName: string;
-        readonly projectDomainName: string;
-      }
-    | { readonly type: 'application_credential'; readonly id: string; readonly secret: string };
+  readonly credentials: KeystoneCredentials;
   /** How long a token validation is reused: the revocation lag (KEYSTONE_TOKEN_CACHE_TTL, default 30 s). */
   readonly cacheTtlMs: number;
   /** The project whose admins are the operator (KEYSTONE_ADMIN_PROJECT, default `admin`). */

@@ -17,6 +17,18 @@ export interface IdentityBackend {
   forget?(token: string): void;
 }
 
+/** How Leasehold itself signs in to Keystone: a password user in a project, or an application credential. */
+export type KeystoneCredentials =
+  | {
+      readonly type: 'password';
+      readonly username: string;
+      readonly password: string;
+      readonly userDomainName: string;
+      readonly projectName: string;
+      readonly projectDomainName: string;
+    }
+  | { readonly type: 'application_credential'; readonly id: string; readonly secret: string };
+
 /**
  * Which Keystone role names stand for which Leasehold role (the highest one a token carries wins). By default each
  * role as it is named; `admin` makes the operator only on a system-scoped token or one of the admin project, and is

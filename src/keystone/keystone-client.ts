@@ -1,17 +1,8 @@
 import { BackendUnavailableError, InvalidRequestError, UnauthenticatedError } from '../domain/errors.js';
+import type { KeystoneCredentials } from '../domain/identity-backend.js';
 import { parseTokenBody, type KeystoneTokenInfo } from './keystone-token.js';
 
-/** How Leasehold itself signs in to Keystone: a password user in a project, or an application credential. */
-export type KeystoneCredentials =
-  | {
-      readonly type: 'password';
-      readonly username: string;
-      readonly password: string;
-      readonly userDomainName: string;
-      readonly projectName: string;
-      readonly projectDomainName: string;
-    }
-  | { readonly type: 'application_credential'; readonly id: string; readonly secret: string };
+export type { KeystoneCredentials } from '../domain/identity-backend.js';
 
 export interface IssuedToken {
   /** The token (Keystone's `X-Subject-Token`): a secret, never logged. */
