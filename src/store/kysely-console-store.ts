@@ -1,12 +1,12 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { ConsoleAccessState, ConsoleGrant, ConsoleStore, ConsoleToken, NewConsoleToken } from './console-store.js';
-import type { ConsoleTokensTable, Database } from './database.js';
+import type { Database } from './database.js';
 import { guarded as guard } from './db-errors.js';
 import { consoleAccessStates } from './queries/console-access-states.js';
-import { consoleGrant } from './queries/console-grant.js';
+import { consoleGrant, toConsoleToken } from './queries/console-grant.js';
 import { insertEvents } from './queries/insert-events.js';
 
 /** Console tokens on Kysely (PGlite and PostgreSQL alike). */
@@ -85,16 +85,4 @@ export class KyselyConsoleStore implements ConsoleStore {
 /** Events name the token they concern (never its value: there is none to name). */
 function withConsoleId(events: readonly NewAuditEvent[], id: string): NewAuditEvent[] {
   return events.map((e) => ({ ...e, details: { ...e.details, console_id: id } }));
-}
-
-function toConsoleToken(row: Selectable<ConsoleTokensTable>): ConsoleToken {
-  return {
-    id: row.id,
-    node_id: row.node_id,
-    user_id: row.user_id,
-    issued_to: row.user_id ?? String(row.principal?.userId ?? ''),
-    created_at: row.created_at,
-    expires_at: row.expires_at,
-    revoked_at: row.revoked_at,
-  };
 }

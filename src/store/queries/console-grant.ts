@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { PrincipalSnapshot, Role } from '../../domain/identity.js';
-import type { ConsoleGrant } from '../console-store.js';
+import type { ConsoleGrant, ConsoleToken } from '../console-store.js';
 import type { Database } from '../database.js';
 
 /**
@@ -50,12 +50,11 @@ export interface ConsoleGrantRow {
   readonly project_name: string | null;
 }
 
-/**
- * A console token and the principal it stands for, from one joined row (also console-access-states.ts): a local
- * user as it is now (role and project read again), a Keystone user as the token was issued to it.
- */
-export function toConsoleGrant(row: ConsoleGrantRow): ConsoleGrant {
-  const token = {
+/** A console token as stored: issued to a local user (its id) or to a Keystone user (the snapshot's user id). */
+export function toConsoleToken(
+  row: Pick<ConsoleGrantRow, 'id' | 'node_id' | 'user_id' | 'created_at' | 'expires_at' | 'revoked_at' | 'principal'>,
+): ConsoleToken {
+  return {
     id: row.id,
     node_id: row.node_id,
     user_id: row.user_id,
@@ -64,6 +63,14 @@ export function toConsoleGrant(row: ConsoleGrantRow): ConsoleGrant {
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
   };
+}
+
+/**
+ * A console token and the principal it stands for, from one joined row (also console-access-states.ts): a local
+ * user as it is now (role and project read again), a Keystone user as the token was issued to it.
+ */
+export function toConsoleGrant(row: ConsoleGrantRow): ConsoleGrant {
+  const token = toConsoleToken(row);
   if (row.user_id === null) {
     const who = (row.principal ?? {}) as Partial<PrincipalSnapshot>;
     return {
