@@ -1,6 +1,9 @@
 import { loadavg } from 'node:os';
-import { call, ironicInstalled, ironicVersion, IRONIC_MISSING, peakRss, startGatewayStack, until, type Call, type Cleanups, type Reply } from './gateway-setup.js';
+import { call, ironicInstalled, ironicVersion, IRONIC_MISSING, peakRss, startGatewayStack, type Call, type GatewayStack, type Reply } from './gateway-setup.js';
+import { startKeystoneGatewayStack } from './keystone-gateway.js';
+import { keystoneInstalled, KEYSTONE_MISSING } from './keystone-setup.js';
 import type { GatewayAuth, Sizes } from './options.js';
+import { reapStale, stopOnSignal, until, type Cleanups } from './stack-processes.js';
 import { sleep } from './stats.js';
 
 /**
@@ -11,9 +14,11 @@ import { sleep } from './stats.js';
  * the gateway calls, so each goes through token authentication, the lease-table lookup, the node policy and (GET)
  * the redaction before the forward.
  *
- * Two variants, each measured the same way with its own Ironic and Leasehold: Ironic with `noauth` (the gateway's
- * own cost against the cheapest possible Ironic) and with `http_basic` (Ironic checks a bcrypt hash on every
- * request, direct or forwarded: what a standalone deployment looks like).
+ * Three variants, each measured the same way with its own Ironic and Leasehold: Ironic with `noauth` (the gateway's
+ * own cost against the cheapest possible Ironic), with `http_basic` (Ironic checks a bcrypt hash on every request,
+ * direct or forwarded: what a standalone deployment looks like), and with `keystone` (a real Keystone in front of
+ * Ironic and as Leasehold's identity, keystone-gateway.ts: both sides validate a token once and cache the answer;
+ * the figures are the warm ones, and a token's first call is timed apart, `cold`).
  */
 
 /**
@@ -36,9 +41,18 @@ export interface GatewayLatencyResult {
   readonly auth: GatewayAuth;
   /** Ironic's package version and highest API microversion. */
   readonly ironic: string;
+  /** What else ran behind (Keystone's version), or null. */
+  readonly extra: string | null;
+  /** Whose token the direct GET and power PUT carried (under keystone), or null: Ironic's credentials. */
+  readonly directAs: { readonly get: string; readonly power: string } | null;
   readonly warmup: number;
   readonly get: Comparison;
   readonly power: Comparison;
+  /**
+   * Under keystone: the node GET with a token the side has never seen (a new token of the lessee per call and side),
+   * so the side asks Keystone to validate it first; null in the other variants.
+   */
+  readonly cold: Comparison | null;
   /**
    * Leasehold alone, no Ironic call, timed in the same GET rounds: `GET /healthz` (the extra HTTP hop and the
    * middleware) and the REST `GET /v1/nodes/{uuid}` as the lessee (that plus the token, node and lease lookups the
@@ -58,13 +72,14 @@ export interface GatewayLatencyResult {
 export type GatewaySection = { readonly result: GatewayLatencyResult } | { readonly skipped: string };
 
 type Kind = 'direct' | 'gateway';
-type Sample = Pick<Sizes, 'gatewaySamples' | 'gatewayWarmup' | 'gatewayClients' | 'gatewayRounds' | 'gatewayBurst'>;
+type Sample = Pick<Sizes, 'gatewaySamples' | 'gatewayWarmup' | 'gatewayCold' | 'gatewayClients' | 'gatewayRounds' | 'gatewayBurst'>;
 
 /** What the measuring loops share: the node, the two ways to it, and the tally of unexpected answers. */
 interface Rig {
   readonly uuid: string;
   readonly serverUrl: string;
   readonly lesseeToken: string;
+  /** Ironic with its operator's credentials (the idle checks). */
   readonly ironic: Call;
   send(kind: Kind, method: string, path: string, body?: unknown): Promise<Reply>;
   /** True when `reply` has `status`; anything else is counted under `what` and not used as a sample. */
@@ -72,16 +87,19 @@ interface Rig {
 }
 
 /**
- * Runs one variant of section 4 (`auth`: how Ironic authenticates), or says why it cannot (Ironic not installed);
- * everything it started is stopped at the end.
+ * Runs one variant of section 4 (`auth`: how Ironic authenticates), or says why it cannot (Ironic, or for
+ * `keystone` Keystone, not installed); everything it started is stopped at the end, also on a failure or a signal.
  */
 export async function benchGatewayLatency(sizes: Sample, auth: GatewayAuth, progress: (message: string) => void): Promise<GatewaySection> {
   if (!ironicInstalled()) return { skipped: IRONIC_MISSING };
+  if (auth === 'keystone' && !keystoneInstalled()) return { skipped: KEYSTONE_MISSING };
+  const say = (message: string) => progress(`4 [${auth}]: ${message}`);
+  await reapStale(say);
   const loadStart = loadavg()[0]!;
   const cleanups: Cleanups = [];
-  const say = (message: string) => progress(`4 [${auth}]: ${message}`);
+  const released = stopOnSignal(cleanups);
   try {
-    const stack = await startGatewayStack(auth, cleanups, progress);
+    const stack: GatewayStack = auth === 'keystone' ? await startKeystoneGatewayStack(cleanups, progress) : await startGatewayStack(auth, cleanups, progress);
     const unexpected: Record<string, number> = {};
     const rig: Rig = {
       uuid: stack.uuid,
@@ -90,7 +108,7 @@ export async function benchGatewayLatency(sizes: Sample, auth: GatewayAuth, prog
       ironic: stack.ironic,
       send: (kind, method, path, body) =>
         kind === 'direct'
-          ? stack.ironic(method, path, body)
+          ? (method === 'PUT' ? stack.direct.power : stack.direct.get)(method, path, body)
           : call(`${stack.serverUrl}/baremetal${path}`, method, { 'X-Auth-Token': stack.lesseeToken }, body),
       expect(what, reply, status) {
         if (reply.status !== status) unexpected[`${what} ${reply.status}`] = (unexpected[`${what} ${reply.status}`] ?? 0) + 1;
@@ -99,6 +117,11 @@ export async function benchGatewayLatency(sizes: Sample, auth: GatewayAuth, prog
     };
     say(`${sizes.gatewayWarmup} + ${sizes.gatewaySamples} GETs per kind, one at a time, interleaved`);
     const gets = await measureGets(rig, sizes);
+    let cold: Comparison | null = null;
+    if (stack.cold) {
+      say(`${sizes.gatewayCold} GETs per kind, each with a new token of the lessee (its first call)`);
+      cold = await measureCold(rig, stack.cold, sizes.gatewayCold);
+    }
     say(`${sizes.gatewayWarmup} + ${sizes.gatewaySamples} power PUTs per kind, ${POWER_SPACING_MS} ms apart and the node idle`);
     const power = await measurePower(rig, sizes);
     say(`throughput, ${sizes.gatewayClients} clients, ${sizes.gatewayRounds} × ${sizes.gatewayBurst} GETs per kind`);
@@ -107,9 +130,12 @@ export async function benchGatewayLatency(sizes: Sample, auth: GatewayAuth, prog
       result: {
         auth,
         ironic: await ironicVersion(stack.ironic),
+        extra: stack.extra,
+        directAs: stack.directAs,
         warmup: sizes.gatewayWarmup,
         get: { direct: percentiles(gets.direct), gateway: percentiles(gets.gateway) },
         power,
+        cold,
         reference: { health: percentiles(gets.health), lookup: percentiles(gets.lookup) },
         throughput,
         unexpected,
@@ -118,8 +144,32 @@ export async function benchGatewayLatency(sizes: Sample, auth: GatewayAuth, prog
       },
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => say(`cleanup failed: ${String(err)}`));
+    for (const cleanup of [...cleanups].reverse()) await cleanup().catch((err: unknown) => say(`cleanup failed: ${String(err)}`));
+    released();
   }
+}
+
+/**
+ * A token's first call on each side: per round a new token of the lessee for each kind (never shown to the other
+ * side, so neither Ironic's nor Leasehold's cache, nor Keystone's validation of it for the other, helps), the
+ * kinds' order alternating. Issuing the tokens is not timed.
+ */
+async function measureCold(rig: Rig, cold: NonNullable<GatewayStack['cold']>, rounds: number): Promise<Comparison> {
+  const samples: Record<Kind, number[]> = { direct: [], gateway: [] };
+  const path = `/v1/nodes/${rig.uuid}`;
+  for (let i = 0; i < rounds; i++) {
+    const tokens = { direct: await cold.newToken(), gateway: await cold.newToken() };
+    for (const kind of order(i)) {
+      const t0 = performance.now();
+      const reply =
+        kind === 'direct'
+          ? await cold.directWith(tokens.direct)('GET', path)
+          : await call(`${rig.serverUrl}/baremetal${path}`, 'GET', { 'X-Auth-Token': tokens.gateway });
+      const ms = performance.now() - t0;
+      if (rig.expect(`${kind} GET (new token)`, reply, 200)) samples[kind].push(ms);
+    }
+  }
+  return { direct: percentiles(samples.direct), gateway: percentiles(samples.gateway) };
 }
 
 /** One client, interleaved: each round times the node GET both ways, then the two Leasehold-only references. */

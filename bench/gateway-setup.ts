@@ -1,31 +1,25 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { GatewayAuth } from './options.js';
+import { freePort, IRONIC_SCRIPT, LEASEHOLD_BIN, ownedDataDir, PREFIX, runScript, until, type Cleanups } from './stack-processes.js';
 import { sleep } from './stats.js';
 
 /**
  * Section 4's set-up: a real standalone Ironic (scripts/ironic-standalone.sh: one process, SQLite, fake-hardware,
- * no fake delays; `noauth` or `http_basic`), nodes enrolled in it, the real `leasehold serve` against it as its own
- * process, and a lessee with an active lease on the first node. The measuring is in gateway-latency.ts.
+ * no fake delays; `noauth` or `http_basic` here, `keystone` in keystone-gateway.ts), nodes enrolled in it, the real
+ * `leasehold serve` against it as its own process, and a lessee with an active lease on the first node. The
+ * measuring is in gateway-latency.ts.
  */
 
-const SCRIPT = fileURLToPath(new URL('../scripts/ironic-standalone.sh', import.meta.url));
-const LEASEHOLD_BIN = fileURLToPath(new URL('../bin/leasehold.js', import.meta.url));
 /** Both sides send the microversion the Zed `baremetal` CLI sends; the gateway forwards the client's. */
 const MICROVERSION = '1.78';
-/**
- * Ironic runs in its own session (setsid), so a bench killed before its cleanup leaves it running: the test
- * suites' reaper (test/support/ironic.ts) stops instances under this prefix whose owner.pid is gone.
- */
-const DATA_DIR_PREFIX = 'leasehold-ironic-';
 const ADMIN_TOKEN = 'lh_bench-gateway-admin-token-0123456789abcdef';
-const OWNERS = 'gw-bench-owners';
-const NODES = 3;
+export const OWNERS = 'gw-bench-owners';
+export const LESSEES = 'gw-bench-lessees';
+export const NODES = 3;
 /** The http_basic user; its password is random per run (the script stores it bcrypt-hashed, cost 4). */
 const IRONIC_USER = 'leasehold-bench';
 
@@ -33,38 +27,76 @@ export const IRONIC_MISSING = 'skipped: no Ironic (scripts/ironic-standalone.sh 
 
 export type Reply = { readonly status: number; readonly text: string };
 export type Call = (method: string, path: string, body?: unknown) => Promise<Reply>;
-export type Cleanups = Array<() => Promise<void>>;
+export type { Cleanups } from './stack-processes.js';
 
 /** What section 4 measures against: Ironic called directly (with its credentials, if any) and the gateway. */
 export interface GatewayStack {
   readonly ironicUrl: string;
-  /** A call straight to Ironic, with the `Authorization: Basic` header under http_basic. */
+  /**
+   * A call straight to Ironic for the set-up and the idle checks: no credentials under noauth, `Authorization:
+   * Basic` under http_basic, Ironic's service user's token under keystone.
+   */
   readonly ironic: Call;
+  /** The measured direct calls: the node GET and the power PUT (under keystone, with users' tokens). */
+  readonly direct: { readonly get: Call; readonly power: Call };
+  /** Who makes the direct calls when it is not simply "with Ironic's credentials" (under keystone). */
+  readonly directAs: { readonly get: string; readonly power: string } | null;
   /** The leased node's Ironic UUID. */
   readonly uuid: string;
   readonly serverUrl: string;
   readonly serverPid: number | undefined;
   readonly lesseeToken: string;
+  /** Under keystone: a token the lessee has never used, and a direct call with a given token (first-call figures). */
+  readonly cold: { readonly newToken: () => Promise<string>; readonly directWith: (token: string) => Call } | null;
+  /** What else ran behind (Keystone's version), or null. */
+  readonly extra: string | null;
 }
 
-export const ironicInstalled = (): boolean => ['/usr/bin/ironic', '/usr/bin/ironic-dbsync', SCRIPT].every((f) => existsSync(f));
+export const ironicInstalled = (): boolean => ['/usr/bin/ironic', '/usr/bin/ironic-dbsync', IRONIC_SCRIPT].every((f) => existsSync(f));
 
-/** Starts everything for one variant; each stop is pushed onto `cleanups` (the caller runs them, last first). */
-export async function startGatewayStack(auth: GatewayAuth, cleanups: Cleanups, progress: (message: string) => void): Promise<GatewayStack> {
+/**
+ * Starts everything for the `noauth` or `http_basic` variant; each stop is pushed onto `cleanups` (the caller runs
+ * them, last first).
+ */
+export async function startGatewayStack(auth: Exclude<GatewayAuth, 'keystone'>, cleanups: Cleanups, progress: (message: string) => void): Promise<GatewayStack> {
   const credentials = auth === 'http_basic' ? { user: IRONIC_USER, password: randomBytes(18).toString('base64url') } : null;
-  const ironicUrl = await startIronic(credentials, cleanups);
+  const ironicUrl = await startIronic(
+    credentials ? ['--auth', 'http_basic', '--user', credentials.user, '--password', credentials.password] : ['--auth', 'noauth'],
+    cleanups,
+  );
   const authHeader: Record<string, string> = credentials
     ? { Authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}` }
     : {};
   const ironic: Call = (method, path, body) => call(`${ironicUrl}${path}`, method, authHeader, body);
-  const uuids = await Promise.all(Array.from({ length: NODES }, (_, i) => enrol(ironic, `gw-bench-${i}`)));
+  const uuids = await Promise.all(Array.from({ length: NODES }, (_, i) => enrol(ironic, `gw-bench-${i}`, OWNERS)));
   progress(`4 [${auth}]: Ironic at ${ironicUrl}, ${NODES} nodes enrolled; starting leasehold serve`);
-  const server = await startLeasehold(ironicUrl, credentials, cleanups);
-  const { lesseeToken, projectId } = await leaseOneNode(server.url);
+  const server = await startLeasehold(
+    {
+      IRONIC_URL: ironicUrl,
+      ...(credentials
+        ? { IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: credentials.user, IRONIC_PASSWORD: credentials.password }
+        : { IRONIC_AUTH_TYPE: 'none' }),
+      LEASEHOLD_ADMIN_TOKEN: ADMIN_TOKEN,
+    },
+    cleanups,
+  );
+  const owner = await localMember(server.url, OWNERS);
+  const lessee = await localMember(server.url, LESSEES);
+  const projectId = await offerAndLease(server.url, owner.token, lessee.token);
   const uuid = uuids[0]!;
-  // The engine hands the node over by PATCHing Ironic's lessee: wait for it, so it does not land in a sample.
-  await until(async () => JSON.parse((await ironic('GET', `/v1/nodes/${uuid}?fields=lessee`)).text).lessee === projectId, 30_000, 'lessee set in Ironic');
-  return { ironicUrl, ironic, uuid, serverUrl: server.url, serverPid: server.proc.pid, lesseeToken };
+  await lesseeInIronic(ironic, uuid, projectId);
+  return {
+    ironicUrl,
+    ironic,
+    direct: { get: ironic, power: ironic },
+    directAs: null,
+    uuid,
+    serverUrl: server.url,
+    serverPid: server.proc.pid,
+    lesseeToken: lessee.token,
+    cold: null,
+    extra: null,
+  };
 }
 
 /**
@@ -85,55 +117,31 @@ export async function call(url: string, method: string, headers: Record<string, 
   return { status: res.status, text: await res.text() };
 }
 
-export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(20);
-  }
+/** The engine hands the node over by PATCHing Ironic's lessee: wait for it, so it does not land in a sample. */
+export async function lesseeInIronic(ironic: Call, uuid: string, projectId: string): Promise<void> {
+  await until(async () => JSON.parse((await ironic('GET', `/v1/nodes/${uuid}?fields=lessee`)).text).lessee === projectId, 30_000, 'lessee set in Ironic');
 }
 
 // ------------------------------------------------------------------------------------------------ Ironic
 
-function runScript(args: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('bash', [SCRIPT, ...args], { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 2 ** 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no free port'))));
-    });
-  });
-}
-
-type Credentials = { readonly user: string; readonly password: string } | null;
-
-/** Starts Ironic on a free port (a port taken meanwhile: another try); its stop is pushed onto `cleanups`. */
-async function startIronic(credentials: Credentials, cleanups: Cleanups): Promise<string> {
-  const authArgs = credentials ? ['--auth', 'http_basic', '--user', credentials.user, '--password', credentials.password] : ['--auth', 'noauth'];
+/**
+ * Starts Ironic on a free port (a port taken meanwhile: another try) with `authArgs` (`--auth …`); its stop is
+ * pushed onto `cleanups`. The data dir's prefix and owner.pid are what test/support/ironic.ts's reaper looks for.
+ */
+export async function startIronic(authArgs: readonly string[], cleanups: Cleanups): Promise<string> {
   let last = '';
   for (let attempt = 0; attempt < 3; attempt++) {
-    const dataDir = mkdtempSync(join(tmpdir(), DATA_DIR_PREFIX));
-    writeFileSync(join(dataDir, 'owner.pid'), `${process.pid}\n`);
+    const dataDir = ownedDataDir(PREFIX.ironic);
     const stop = async () => {
-      await runScript(['stop', dataDir], 60_000);
+      await runScript(IRONIC_SCRIPT, ['stop', dataDir], 60_000);
       rmSync(dataDir, { recursive: true, force: true });
     };
-    const res = await runScript(['start', dataDir, '--port', String(await freePort()), ...authArgs], 120_000);
+    cleanups.push(stop); // before the start: a signal meanwhile stops what the script started so far
+    const res = await runScript(IRONIC_SCRIPT, ['start', dataDir, '--port', String(await freePort()), ...authArgs], 120_000);
     const url = res.stdout.trim().split('\n').pop() ?? '';
-    if (res.code === 0 && url.startsWith('http://')) {
-      cleanups.push(stop);
-      return url;
-    }
+    if (res.code === 0 && url.startsWith('http://')) return url;
     last = `ironic-standalone.sh start failed (${res.code}):\n${res.stderr.slice(-4000)}`;
+    cleanups.splice(cleanups.indexOf(stop), 1);
     await stop();
   }
   throw new Error(last);
@@ -149,8 +157,11 @@ async function ironicOk(ironic: Call, method: string, path: string, body?: unkno
   }
 }
 
-/** A fake-hardware node brought to `available` the way an operator enrols one: manage, power off, owner, provide. */
-async function enrol(ironic: Call, name: string): Promise<string> {
+/**
+ * A fake-hardware node brought to `available` the way an operator enrols one: manage, power off, `owner` (a
+ * project's name, or under Keystone its id), provide.
+ */
+export async function enrol(ironic: Call, name: string, owner: string): Promise<string> {
   const fake = ['bios', 'boot', 'console', 'deploy', 'inspect', 'management', 'power', 'raid', 'rescue', 'vendor'];
   const node = await ironicOk(ironic, 'POST', '/v1/nodes', {
     name,
@@ -170,7 +181,7 @@ async function enrol(ironic: Call, name: string): Promise<string> {
   // Fake nodes start with power_state null: power off once, as an operator's first inspection would.
   await ironicOk(ironic, 'PUT', `/v1/nodes/${uuid}/states/power`, { target: 'power off' });
   await waitFor('powered off', (n) => n.power_state === 'power off' && !n.target_power_state);
-  await ironicOk(ironic, 'PATCH', `/v1/nodes/${uuid}`, [{ op: 'add', path: '/owner', value: OWNERS }]);
+  await ironicOk(ironic, 'PATCH', `/v1/nodes/${uuid}`, [{ op: 'add', path: '/owner', value: owner }]);
   await ironicOk(ironic, 'PUT', `/v1/nodes/${uuid}/states/provision`, { target: 'provide' });
   await waitFor('available', (n) => n.provision_state === 'available' && !n.target_provision_state);
   return uuid;
@@ -189,29 +200,26 @@ export async function ironicVersion(ironic: Call): Promise<string> {
 // ------------------------------------------------------------------------------------------------ Leasehold
 
 /**
- * `leasehold serve` as its own process against the Ironic (IRONIC_AUTH_TYPE=http_basic with the same credentials
- * when Ironic wants them), with a throwaway data dir (embedded PGlite) and the default log level (info: one access
- * log line per request, as deployed). Sync and reconcile every 10 min instead of 60 s / 30 s: their full-inventory
- * reads are periodic background work, not a cost of the call measured, and would otherwise land in a few samples
- * of either kind.
+ * `leasehold serve` as its own process with `env` (how it reaches Ironic, its identity), a throwaway data dir
+ * (embedded PGlite; owner.pid and server.pid for stack-processes.ts's reaper) and the default log level (info: one
+ * access log line per request, as deployed). Sync and reconcile every 10 min instead of 60 s / 30 s: their
+ * full-inventory reads are periodic background work, not a cost of the call measured, and would otherwise land in
+ * a few samples of either kind.
  */
-async function startLeasehold(ironicUrl: string, credentials: Credentials, cleanups: Cleanups): Promise<{ url: string; proc: ChildProcess }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'leasehold-bench-gateway-'));
-  const env = {
+export async function startLeasehold(env: Record<string, string>, cleanups: Cleanups): Promise<{ url: string; proc: ChildProcess }> {
+  const dataDir = ownedDataDir(PREFIX.server);
+  const fullEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? tmpdir(),
     LEASEHOLD_DRIVER: 'ironic',
-    IRONIC_URL: ironicUrl,
-    ...(credentials
-      ? { IRONIC_AUTH_TYPE: 'http_basic', IRONIC_USERNAME: credentials.user, IRONIC_PASSWORD: credentials.password }
-      : { IRONIC_AUTH_TYPE: 'none' }),
+    ...env,
     LEASEHOLD_DATA_DIR: dataDir,
-    LEASEHOLD_ADMIN_TOKEN: ADMIN_TOKEN,
     LEASEHOLD_CLEANING_GAP: '0s',
     LEASEHOLD_SYNC_INTERVAL: '10m',
     LEASEHOLD_RECONCILE_INTERVAL: '10m',
   };
-  const proc = spawn(process.execPath, [LEASEHOLD_BIN, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [LEASEHOLD_BIN, 'serve', '--port', '0'], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (proc.pid) writeFileSync(join(dataDir, 'server.pid'), `${proc.pid}\n`);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   cleanups.push(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
@@ -246,26 +254,28 @@ async function startLeasehold(ironicUrl: string, credentials: Credentials, clean
   return { url, proc };
 }
 
+/** Through Leasehold's REST API: a call with `token` (Bearer: a Leasehold token, or under Keystone a Keystone one). */
+export async function api(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const reply = await call(`${url}${path}`, method, { authorization: `Bearer ${token}` }, body);
+  if (reply.status >= 300) throw new Error(`Leasehold ${method} ${path} → ${reply.status}: ${reply.text.slice(0, 500)}`);
+  return JSON.parse(reply.text);
+}
+
+/** Under local identity: a project (the nodes' Ironic owner is its name) and a member with a token, by the admin. */
+async function localMember(url: string, projectName: string): Promise<{ projectId: string; token: string }> {
+  const project = await api(url, ADMIN_TOKEN, 'POST', '/v1/projects', { name: projectName });
+  const user = await api(url, ADMIN_TOKEN, 'POST', '/v1/users', { name: `${projectName}-member`, project_id: project.id, role: 'member' });
+  return { projectId: project.id as string, token: (await api(url, ADMIN_TOKEN, 'POST', '/v1/tokens', { user_id: user.id })).token as string };
+}
+
 /**
- * Through Leasehold's REST API, as its users would: the owner project and a member (the nodes' Ironic owner is
- * the project's name), an offer on the first node, and a lessee project whose member leases it for two hours.
+ * As Leasehold's users would: the owner's member offers the first node, the lessee's member leases it for two hours.
+ * Resolves to the lessee's project id (what the engine sets as the node's Ironic lessee).
  */
-async function leaseOneNode(url: string): Promise<{ lesseeToken: string; projectId: string }> {
-  const api = async (token: string, method: string, path: string, body?: unknown): Promise<any> => {
-    const reply = await call(`${url}${path}`, method, { authorization: `Bearer ${token}` }, body);
-    if (reply.status >= 300) throw new Error(`Leasehold ${method} ${path} → ${reply.status}: ${reply.text.slice(0, 500)}`);
-    return JSON.parse(reply.text);
-  };
-  const member = async (projectName: string) => {
-    const project = await api(ADMIN_TOKEN, 'POST', '/v1/projects', { name: projectName });
-    const user = await api(ADMIN_TOKEN, 'POST', '/v1/users', { name: `${projectName}-member`, project_id: project.id, role: 'member' });
-    return { projectId: project.id as string, token: (await api(ADMIN_TOKEN, 'POST', '/v1/tokens', { user_id: user.id })).token as string };
-  };
-  const owner = await member(OWNERS);
-  const lessee = await member('gw-bench-lessees');
-  await api(owner.token, 'POST', '/v1/offers', { node_id: 'gw-bench-0', max_lease_duration: '1d' });
-  const lease = await api(lessee.token, 'POST', '/v1/leases', { nodes: ['gw-bench-0'], duration: '2h' });
-  return { lesseeToken: lessee.token, projectId: lease.project_id as string };
+export async function offerAndLease(url: string, ownerToken: string, lesseeToken: string): Promise<string> {
+  await api(url, ownerToken, 'POST', '/v1/offers', { node_id: 'gw-bench-0', max_lease_duration: '1d' });
+  const lease = await api(url, lesseeToken, 'POST', '/v1/leases', { nodes: ['gw-bench-0'], duration: '2h' });
+  return lease.project_id as string;
 }
 
 /** Peak resident set of a process (Linux /proc VmHWM), bytes. */

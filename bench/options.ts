@@ -2,9 +2,14 @@
 
 export type EngineName = 'pglite' | 'postgres';
 
-/** Section 4's variants: how the real Ironic authenticates (and so the direct calls and Leasehold's Ironic client). */
-export type GatewayAuth = 'noauth' | 'http_basic';
-export const GATEWAY_AUTHS: readonly GatewayAuth[] = ['noauth', 'http_basic'];
+/**
+ * Section 4's variants: how the real Ironic authenticates (and so the direct calls and Leasehold's Ironic client);
+ * under `keystone` Leasehold's own identity is Keystone too.
+ */
+export type GatewayAuth = 'noauth' | 'http_basic' | 'keystone';
+export const GATEWAY_AUTHS: readonly GatewayAuth[] = ['noauth', 'http_basic', 'keystone'];
+/** What runs without `--ironic-auth`: the strictest ratio and a deployment as in an OpenStack cloud. */
+export const DEFAULT_GATEWAY_AUTHS: readonly GatewayAuth[] = ['noauth', 'keystone'];
 
 export interface Sizes {
   /** Nodes in the inventory of section 1 and 2. */
@@ -31,6 +36,8 @@ export interface Sizes {
   /** Section 4: measured requests per kind (direct, gateway) and per call (GET, power PUT), after the warm-up. */
   readonly gatewaySamples: number;
   readonly gatewayWarmup: number;
+  /** Section 4 under Keystone: GETs per kind with a token the side has never seen (its first call with it). */
+  readonly gatewayCold: number;
   /** Section 4's throughput part: concurrent clients, and the GETs each burst (one per kind and round) sends. */
   readonly gatewayClients: number;
   readonly gatewayRounds: number;
@@ -47,7 +54,7 @@ export interface BenchOptions {
   readonly jsonPath: string | null;
   /** Only these sections (1, 2, 3, 4); all by default. */
   readonly sections: ReadonlySet<number>;
-  /** Section 4's variants, run one after the other in this order; both (noauth first) by default. */
+  /** Section 4's variants, run one after the other in this order; DEFAULT_GATEWAY_AUTHS by default. */
   readonly gatewayAuth: readonly GatewayAuth[];
   readonly sizes: Sizes;
 }
@@ -69,6 +76,7 @@ const FULL: Sizes = {
   accessSample: 20,
   gatewaySamples: 300,
   gatewayWarmup: 20,
+  gatewayCold: 30,
   gatewayClients: 8,
   gatewayRounds: 5,
   gatewayBurst: 400,
@@ -89,6 +97,7 @@ const QUICK: Sizes = {
   accessSample: 10,
   gatewaySamples: 60,
   gatewayWarmup: 20,
+  gatewayCold: 10,
   gatewayClients: 8,
   gatewayRounds: 2,
   gatewayBurst: 200,
@@ -97,14 +106,15 @@ const QUICK: Sizes = {
 export const SECTIONS = [1, 2, 3, 4] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4]
-                      [--ironic-auth noauth|http_basic|both|http_basic,noauth]
+                      [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
   --json[=path]  also write the results as JSON (default path: bench-results.json)
   --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic)
-  --ironic-auth  section 4's Ironic: noauth, http_basic, or both one after the other in the order given
-                 (both = noauth,http_basic; the default)
+  --ironic-auth  section 4's Ironic: noauth, http_basic, keystone (Keystone in front of Ironic and as Leasehold's
+                 identity), all three, or a list run one after the other in the order given (default:
+                 noauth,keystone; a variant whose OpenStack services are not installed is skipped and says so)
 
 environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
              LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON, LEASEHOLD_BENCH_IRONIC_AUTH`;
@@ -114,7 +124,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   let engine: BenchOptions['engine'] = parseEngine(env.LEASEHOLD_BENCH_ENGINE || 'auto');
   let jsonPath: string | null = env.LEASEHOLD_BENCH_JSON || null;
   let sections = new Set<number>(SECTIONS);
-  let gatewayAuth = parseGatewayAuth(env.LEASEHOLD_BENCH_IRONIC_AUTH || 'both');
+  let gatewayAuth = env.LEASEHOLD_BENCH_IRONIC_AUTH ? parseGatewayAuth(env.LEASEHOLD_BENCH_IRONIC_AUTH) : DEFAULT_GATEWAY_AUTHS;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -170,8 +180,9 @@ function parseEngine(value: string): BenchOptions['engine'] {
 }
 
 function parseGatewayAuth(value: string): readonly GatewayAuth[] {
-  if (value === 'both') return GATEWAY_AUTHS;
+  if (value === 'all') return GATEWAY_AUTHS;
+  if (value === 'both') throw new Error(`--ironic-auth both: there are three variants now: say all, or list them (e.g. noauth,http_basic)\n${USAGE}`);
   const list = value.split(',').map((a) => a.trim());
   if (list.length > 0 && new Set(list).size === list.length && list.every((a) => (GATEWAY_AUTHS as readonly string[]).includes(a))) return list as GatewayAuth[];
-  throw new Error(`--ironic-auth: expected noauth, http_basic, both or a list of them, not ${JSON.stringify(value)}\n${USAGE}`);
+  throw new Error(`--ironic-auth: expected noauth, http_basic, keystone, all or a list of them, not ${JSON.stringify(value)}\n${USAGE}`);
 }

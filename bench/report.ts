@@ -150,6 +150,8 @@ export function formatReport(r: BenchReport): string {
 const AUTH_NOTE: Record<GatewayAuth, string> = {
   noauth: 'Ironic noauth: no credentials, the cheapest Ironic there is',
   http_basic: 'Ironic http_basic: every request, direct or forwarded, carries Basic credentials that Ironic checks against a bcrypt hash (cost 4)',
+  keystone:
+    "Keystone: Ironic's keystonemiddleware and Leasehold (LEASEHOLD_IDENTITY=keystone, Ironic found in the catalog) each validate a token with Keystone on first sight and cache the answer (300 s / KEYSTONE_TOKEN_CACHE_TTL 30 s); the gateway forwards with Leasehold's service token. Warm figures; a token's first call is the 'new token' row",
 };
 
 /** The variants side by side: per variant, direct / gateway / ratio / added. */
@@ -174,6 +176,14 @@ function formatGateway(variants: readonly GatewayVariant[], s: Sizes): string {
   };
   compare('GET /v1/nodes/{uuid}', (r) => r.get);
   compare('PUT …/states/power (202)', (r) => r.power);
+  if (results.some((r) => r.cold)) {
+    for (const p of ['p50', 'p95', 'max'] as const) {
+      row(`GET with a new token (first call) ${p} (ms)`, (r) => {
+        const c = r.cold;
+        return c ? [fmt(c.direct[p], 2), fmt(c.gateway[p], 2), fmt(c.gateway[p] / c.direct[p], 2), fmt(c.gateway[p] - c.direct[p], 2)] : ['-', '-', '-', '-'];
+      });
+    }
+  }
   row('Leasehold alone: GET /healthz p50 / p95 (ms)', (r) => ['', `${fmt(r.reference.health.p50, 2)} / ${fmt(r.reference.health.p95, 2)}`, '', '']);
   row('Leasehold alone: REST GET /v1/nodes/{uuid} p50 / p95 (ms)', (r) => ['', `${fmt(r.reference.lookup.p50, 2)} / ${fmt(r.reference.lookup.p95, 2)}`, '', '']);
   const t0 = results[0]!.throughput;
@@ -186,10 +196,14 @@ function formatGateway(variants: readonly GatewayVariant[], s: Sizes): string {
   });
   return [
     title,
-    `${first.ironic}, one process, SQLite, fake-hardware; leasehold serve (embedded PGlite) as its own process; each variant its own`,
+    `${first.ironic}, one process, SQLite, fake-hardware${results.map((r) => (r.extra ? `; ${r.auth}: ${r.extra}` : '')).join('')}; leasehold serve (embedded PGlite)`,
+    `as its own process; each variant its own`,
     `Ironic and leasehold serve${ran.length > 1 ? `, one after the other (${ran.map((x) => x.auth).join(', then ')})` : ` (${ran[0]!.auth} only)`}. One client at a time, interleaved, ${s.gatewaySamples} samples per kind after ${first.warmup} warm-up`,
-    `(n: ${results.map((r) => `${r.auth} GET ${r.get.gateway.n}, PUT ${r.power.gateway.n}`).join('; ')}); throughput ${n(t0.requests)} GETs per kind.`,
+    `(n: ${results.map((r) => `${r.auth} GET ${r.get.gateway.n}, PUT ${r.power.gateway.n}${r.cold ? `, new-token GET ${r.cold.gateway.n}` : ''}`).join('; ')}); throughput ${n(t0.requests)} GETs per kind.`,
     ...results.map((r) => `  ${AUTH_NOTE[r.auth]}`),
+    ...results.flatMap((r) =>
+      r.directAs ? [`  ${r.auth}: the direct GET carries the token of ${r.directAs.get}; the direct power PUT that of ${r.directAs.power}; the gateway's always the lessee's member's`] : [],
+    ),
     table(rows),
     ...results.map(
       (r) =>

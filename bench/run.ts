@@ -6,7 +6,8 @@
  * 2. concurrent clients racing for the same nodes and windows (no overlap may result);
  * 3. many leases ending at one instant: how soon access stops, how long until every node is released;
  * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic),
- *    with Ironic's noauth and then its http_basic auth (`--ironic-auth`).
+ *    by default with Ironic's noauth and then behind a real Keystone (also Leasehold's identity; skipped without
+ *    Keystone); Ironic's http_basic on request (`--ironic-auth`).
  *
  * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`, `--ironic-auth`). docs/benchmarks.md has the figures.
  */
