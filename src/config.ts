@@ -41,6 +41,19 @@ export interface Config {
   readonly identity: 'local' | 'keystone';
   /** Keystone and Leasehold's service credentials there: set with LEASEHOLD_IDENTITY=keystone or IRONIC_AUTH_TYPE=keystone. */
   readonly keystone: KeystoneConfig | null;
+  /** Tenant networks on leased nodes (LEASEHOLD_NETWORKS, NEUTRON_URL). */
+  readonly networks: NetworksConfig;
+}
+
+export interface NetworksConfig {
+  /**
+   * `auto` (default): the simulated networks with the simulated driver; Neutron with Ironic when NEUTRON_URL is set
+   * or Keystone's catalog has a `network` endpoint; off otherwise. `neutron` requires Neutron (the start says what is
+   * missing); `simulated` requires the simulated driver; `off` answers every network endpoint 409 not_configured.
+   */
+  readonly mode: 'auto' | 'neutron' | 'simulated' | 'off';
+  /** Neutron's endpoint; null: the `network` endpoint of Keystone's catalog (KEYSTONE_INTERFACE, KEYSTONE_REGION). */
+  readonly neutronUrl: string | null;
 }
 
 export interface KeystoneConfig {
@@ -101,6 +114,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     ironic: driver === 'ironic' ? ironicConfig(env) : null,
     identity: identityKind(env),
     keystone: keystoneConfig(env),
+    networks: networksConfig(env, driver),
     adminToken: adminToken(env.LEASEHOLD_ADMIN_TOKEN?.trim() || null),
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     reconcileIntervalMs: durationVar(env, 'LEASEHOLD_RECONCILE_INTERVAL', '30s'),
@@ -124,10 +138,14 @@ function identityKind(env: Env): Config['identity'] {
 
 /** Keystone's settings, when anything needs them (the identity backend, or Ironic behind Keystone). */
 function keystoneConfig(env: Env): KeystoneConfig | null {
-  const needed = identityKind(env) === 'keystone' || env.IRONIC_AUTH_TYPE?.trim() === 'keystone';
+  const needed =
+    identityKind(env) === 'keystone' ||
+    env.IRONIC_AUTH_TYPE?.trim() === 'keystone' ||
+    env.LEASEHOLD_NETWORKS?.trim() === 'neutron' ||
+    (!!env.NEUTRON_URL?.trim() && env.LEASEHOLD_DRIVER?.trim() === 'ironic' && (env.LEASEHOLD_NETWORKS?.trim() || 'auto') === 'auto');
   if (!needed) return null;
   const url = env.KEYSTONE_URL?.trim();
-  if (!url) throw configError('KEYSTONE_URL', "is required with LEASEHOLD_IDENTITY=keystone or IRONIC_AUTH_TYPE=keystone: Keystone's v3 root, e.g. http://keystone:5000/v3");
+  if (!url) throw configError('KEYSTONE_URL', "is required with LEASEHOLD_IDENTITY=keystone, IRONIC_AUTH_TYPE=keystone or Neutron (NEUTRON_URL, LEASEHOLD_NETWORKS=neutron): Keystone's v3 root, e.g. http://keystone:5000/v3");
   const get = (name: string) => env[name]?.trim() || '';
   let credentials: KeystoneConfig['credentials'];
   if (get('KEYSTONE_APPLICATION_CREDENTIAL_ID')) {
@@ -156,6 +174,31 @@ function keystoneConfig(env: Env): KeystoneConfig | null {
     interface: get('KEYSTONE_INTERFACE') || 'internal',
     region: get('KEYSTONE_REGION') || null,
   };
+}
+
+function networksConfig(env: Env, driver: string): NetworksConfig {
+  const mode = env.LEASEHOLD_NETWORKS?.trim() || 'auto';
+  if (mode !== 'auto' && mode !== 'neutron' && mode !== 'simulated' && mode !== 'off') {
+    throw configError('LEASEHOLD_NETWORKS', `must be "auto", "neutron", "simulated" or "off", not ${JSON.stringify(mode)}`);
+  }
+  if (mode === 'simulated' && driver !== 'simulated') {
+    throw configError('LEASEHOLD_NETWORKS', 'simulated needs LEASEHOLD_DRIVER=simulated: a real Ironic plugs only real Neutron ports');
+  }
+  const url = env.NEUTRON_URL?.trim() || null;
+  if (url !== null) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw configError('NEUTRON_URL', `is not a URL: ${JSON.stringify(url)}`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw configError('NEUTRON_URL', 'must be http(s)');
+  }
+  const needsKeystone = mode === 'neutron' || (mode === 'auto' && driver === 'ironic' && url !== null);
+  if (needsKeystone && !env.KEYSTONE_URL?.trim()) {
+    throw configError('KEYSTONE_URL', "is required for Neutron (NEUTRON_URL or LEASEHOLD_NETWORKS=neutron): Leasehold calls Neutron with its Keystone service token");
+  }
+  return { mode, neutronUrl: url };
 }
 
 function ironicConfig(env: Env): IronicConfig {

@@ -4,6 +4,7 @@ import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { LeaseService } from '../leasing/lease-service.js';
 import type { Logger } from '../logger.js';
+import type { NetworkService } from '../networking/network-service.js';
 import type { Store } from '../store/store.js';
 import type { InventoryPort } from './inventory-port.js';
 import type { IronicForwarder } from './ironic-forwarder.js';
@@ -32,6 +33,10 @@ export interface EntryDeps {
   readonly console?: ConsoleSettings;
   /** Keystone, for the web UI's sign-in with a password or an application credential (LEASEHOLD_IDENTITY=keystone). */
   readonly keystone?: KeystoneSignIn | null;
+  /** Tenant networks on nodes (Neutron, or the demo's simulated networks); null: the network endpoints answer 409. */
+  readonly networks?: NetworkService | null;
+  /** Why there are no tenant networks here, in words that say what to configure. */
+  readonly networksOff?: string;
 }
 
 export interface ConsoleSettings {

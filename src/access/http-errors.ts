@@ -27,6 +27,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.UnsupportedMediaType]: 415,
   [ErrorCode.UpgradeRequired]: 426,
   [ErrorCode.TooManyRequests]: 429,
+  // A 4xx (the caller cannot fix it, but nothing is wrong with the server either): as "identity is managed by Keystone".
+  [ErrorCode.NotConfigured]: 409,
   [ErrorCode.Internal]: 500,
 };
 

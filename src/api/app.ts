@@ -15,6 +15,7 @@ import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { leaseRoutes } from './routes/leases.js';
+import { networkRoutes } from './routes/networks.js';
 import { nodeActionRoutes } from './routes/node-actions.js';
 import { offerRoutes } from './routes/offers.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -94,6 +95,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', nodeRoutes(deps));
   app.route('/', nodeActionRoutes(deps));
   app.route('/', consoleRoutes(deps));
+  app.route('/', networkRoutes(deps));
   app.route('/', offerRoutes(deps));
   app.route('/', leaseRoutes(deps));
   app.route('/', availabilityRoutes(deps));

@@ -20,6 +20,7 @@ export const ErrorCode = {
   UnsupportedMediaType: 'unsupported_media_type',
   UpgradeRequired: 'upgrade_required',
   TooManyRequests: 'too_many_requests',
+  NotConfigured: 'not_configured',
   Internal: 'internal',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -162,6 +163,11 @@ export class UnsupportedMediaTypeError extends LeaseholdError {
 /** The endpoint speaks another protocol (a console stream is a WebSocket). */
 export class UpgradeRequiredError extends LeaseholdError {
   readonly code = ErrorCode.UpgradeRequired;
+}
+
+/** A feature this deployment has not been set up for (e.g. tenant networks without Neutron); the message says what to configure. */
+export class NotConfiguredError extends LeaseholdError {
+  readonly code = ErrorCode.NotConfigured;
 }
 
 /** A bug or an unexpected failure; the message shown to clients is generic. */

@@ -36,6 +36,8 @@ export const FINAL_ALLOCATION_STATES: readonly AllocationState[] = [AllocationSt
 /** The steps of an ending allocation, in order; each is idempotent, so a crash resumes at the recorded one. */
 export const ReleaseStep = {
   ClearLessee: 'clear_lessee',
+  /** Every network the lessee attached is taken off the node, and the ports Leasehold created deleted. */
+  DetachNetworks: 'detach_networks',
   ConsoleOff: 'console_off',
   PowerOff: 'power_off',
   Clean: 'clean',

@@ -3,12 +3,14 @@ import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
 import type { HardwareDriver } from './hardware-driver.js';
-import type { IronicAuth, TokenSource } from './ironic/ironic-client.js';
+import type { IronicAuth } from './ironic/ironic-client.js';
+import type { TokenSource } from './token-source.js';
 import { IronicDriver } from './ironic/ironic-driver.js';
 import { demoInventory } from './simulated/demo-inventory.js';
 import { parseInventory } from './simulated/parse-inventory.js';
 import { parseTimings } from './simulated/parse-timings.js';
 import { SimulatedDriver } from './simulated/simulated-driver.js';
+import type { SimulatedNetworks } from './simulated/simulated-networks.js';
 
 /** Builds the configured hardware driver. Bad driver configuration fails the start with a clear message. */
 export function createDriver(
@@ -20,6 +22,8 @@ export function createDriver(
     readonly ironicUrl?: string;
     /** Leasehold's Keystone tokens, for IRONIC_AUTH_TYPE=keystone. */
     readonly keystoneTokens?: TokenSource;
+    /** The simulated networks the simulated nodes' NICs are cabled to (LEASEHOLD_NETWORKS). */
+    readonly networks?: SimulatedNetworks;
   },
 ): HardwareDriver {
   switch (config.driver) {
@@ -30,7 +34,7 @@ export function createDriver(
         { nodes: nodes.length, inventory: config.simulatedNodesJson ? 'LEASEHOLD_SIMULATED_NODES' : 'demo' },
         'simulated hardware driver',
       );
-      return new SimulatedDriver({ nodes, timings, clock: deps.clock });
+      return new SimulatedDriver({ nodes, timings, clock: deps.clock, networks: deps.networks });
     }
     case 'ironic': {
       const ironic = config.ironic;

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { Nic } from '../domain/networks.js';
 
 /**
  * The HardwareDriver port: what Leasehold needs of Ironic, shaped after Ironic's REST API
@@ -123,6 +124,11 @@ export interface CallOptions {
   readonly guard?: AccessGuard;
 }
 
+/** Where a VIF goes: a given NIC (Ironic port uuid), else Ironic picks a free one on the network's physnet. */
+export interface VifOptions extends CallOptions {
+  readonly nicId?: string;
+}
+
 export interface ProvisionOptions extends CallOptions {
   /** Manual clean steps for `clean` (Ironic's `clean_steps`). */
   readonly cleanSteps?: readonly Readonly<Record<string, unknown>>[];
@@ -151,6 +157,19 @@ export interface HardwareDriver {
   getConsole(id: string): Promise<ConsoleInfo>;
   /** Opens a byte stream to the node's serial console (which must be enabled). */
   connectConsole(id: string): Promise<Duplex>;
+
+  /** The node's NICs (Ironic ports), each with the VIF attached to it. */
+  listNics(nodeId: string): Promise<readonly Nic[]>;
+  /** Every NIC that carries a VIF, across all nodes (the reconciler's one read, paged like listNodes). */
+  listVifNics(): Promise<readonly Nic[]>;
+  /**
+   * Plugs a Neutron port into the node as a VIF (Ironic `POST /v1/nodes/{id}/vifs`): Ironic sets the port's MAC to
+   * the NIC's and, on a deployed node, binds it to the NIC's switch port. InvalidRequestError with Ironic's reason
+   * when it refuses (no free NIC, a port it cannot find, already attached).
+   */
+  attachVif(nodeId: string, vif: string, options?: VifOptions): Promise<void>;
+  /** Unplugs a VIF (Ironic unbinds the port); one no longer attached is fine. */
+  detachVif(nodeId: string, vif: string, call?: CallOptions): Promise<void>;
 
   /** Starts a provision-state change (accepted asynchronously, as in Ironic). */
   setProvisionState(id: string, verb: ProvisionVerb, options?: ProvisionOptions): Promise<void>;

@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { DEFAULT_RETRY, backoffMs, isReportedFailure } from './backoff.js';
 import type { RetryPolicy } from './backoff.js';
 import type { InventorySync } from './inventory-sync.js';
+import type { NetworkTeardown } from './network-teardown.js';
 import { runEndTask } from './release-steps.js';
 import { runStartTask } from './start-task.js';
 import { DONE, TaskRun } from './task-run.js';
@@ -36,6 +37,8 @@ export interface LeaseEngineOptions {
   readonly pollMs?: number;
   /** How soon to look again at a node carrying out an action (power off, cleaning). Default 1 s. */
   readonly settleMs?: number;
+  /** Tenant networks, when a network backend is configured: the release takes them off the node. */
+  readonly networks?: NetworkTeardown | null;
 }
 
 /** Batches one runDue claims at most, so a flood of due work still lets the timer re-arm. */
@@ -98,6 +101,7 @@ export class LeaseEngine {
       logger: options.logger.child({ component: 'lease-engine', worker: this.workerId }),
       inventory: options.inventory,
       settleMs: options.settleMs ?? 1_000,
+      networks: options.networks ?? null,
     };
   }
 

@@ -8,6 +8,8 @@ import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { InventorySync } from './inventory-sync.js';
+import { reconcileNetworks, type NetworkRepairs } from './network-reconcile.js';
+import type { NetworkTeardown } from './network-teardown.js';
 import { clearLeaseMark, leaseMarkOf, setLeaseMark } from '../drivers/lessee-mark.js';
 
 export interface ReconcilerOptions {
@@ -24,6 +26,8 @@ export interface ReconcilerOptions {
   readonly graceMs?: number;
   /** Names this replica as the holder of the reconcile lock. Default: host, pid and a random suffix. */
   readonly holder?: string;
+  /** Tenant networks (a network backend is configured): stray VIFs and interrupted attachments are repaired too. */
+  readonly networks?: NetworkTeardown | null;
 }
 
 export interface ReconcileResult {
@@ -33,10 +37,13 @@ export interface ReconcileResult {
   readonly repairs: readonly Repair[];
   /** Repairs carried out (the others were no longer needed when re-checked, or failed and are retried next pass). */
   readonly applied: number;
+  /** Network repairs: interrupted attachments finished, stray VIFs removed (zeros without a network backend). */
+  readonly networks: NetworkRepairs;
   readonly ms: number;
 }
 
 const LEADER_LEASE = 'reconciler';
+const NO_NETWORK_REPAIRS: NetworkRepairs = { finished: 0, removed: 0 };
 /**
  * How long the reconcile lock lasts past its holder's last renewal; a pass renews it every third of this while it
  * runs (one at 10k nodes takes about a second, a slow Ironic longer). A replica killed mid-pass is taken over
@@ -119,7 +126,7 @@ export class Reconciler {
     // restarts after a crash reconciles at once. A holder that dies mid-pass is taken over within PASS_LOCK_MS.
     if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS))) {
       this.log.debug('another replica is reconciling');
-      return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, ms: Date.now() - t0 };
+      return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, networks: NO_NETWORK_REPAIRS, ms: Date.now() - t0 };
     }
     const lock: { timer: Timer | null; held: boolean; renewing: Promise<unknown> | null } = { timer: null, held: true, renewing: null };
     const renew = () => {
@@ -163,9 +170,12 @@ export class Reconciler {
         this.log.warn({ err, repair: describe(repair) }, 'repair failed; retried next pass');
       }
     }
+    const teardown = this.options.networks;
+    const networks = teardown ? await reconcileNetworks({ store, driver, teardown, logger: this.log }, nodes, holdings, clock.now()) : NO_NETWORK_REPAIRS;
     const ms = Date.now() - t0;
-    this.log[applied > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, ms }, 'reconciled');
-    return { skipped: null, nodes: nodes.length, repairs, applied, ms };
+    const fixed = applied + networks.finished + networks.removed;
+    this.log[fixed > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, networks, ms }, 'reconciled');
+    return { skipped: null, nodes: nodes.length, repairs, applied, networks, ms };
   }
 
   /** Carries one repair out; false when a re-check shows it is no longer needed. */

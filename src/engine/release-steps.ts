@@ -41,11 +41,13 @@ const MAX_POWER_OFF_REQUESTS = 3;
  * one again does nothing twice:
  *
  * 1. clear_lessee: `lessee` and `extra.leasehold_lease` cleared;
- * 2. console_off: the serial console disabled (if enabled);
- * 3. power_off: powered off (if on), waiting for it;
- * 4. clean: `active` (deployed) → undeploy, `available` → manage then provide (automated cleaning), already
+ * 2. detach_networks: every network not the owner's taken off the node (VIFs unplugged, trunks and the ports
+ *    Leasehold created deleted: engine/network-teardown.ts), before anything else touches the node;
+ * 3. console_off: the serial console disabled (if enabled);
+ * 4. power_off: powered off (if on), waiting for it;
+ * 5. clean: `active` (deployed) → undeploy, `available` → manage then provide (automated cleaning), already
  *    cleaning → nothing;
- * 5. wait_available: `available` → the allocation is `released`; `clean failed` or `error` → the node is
+ * 6. wait_available: `available` → the allocation is `released`; `clean failed` or `error` → the node is
  *    quarantined with Ironic's last_error and the allocation is `quarantined`.
  *
  * Waiting never holds the task: the run ends with "look again in settleMs" and other work proceeds. A lease whose
@@ -142,11 +144,24 @@ const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<Ste
     if (marker !== null && marker !== run.lease.id) {
       // Another lease's mark: never undo someone else's hand-over (the next start waits for this release).
       run.deps.logger.child(run.logFields).warn({ marker }, 'clear_lessee: the node carries another lease; lessee left alone');
-      return { kind: 'next', step: ReleaseStep.ConsoleOff };
+      return { kind: 'next', step: ReleaseStep.DetachNetworks };
     }
     if (carriesMark(node)) {
       await run.recordNode(await clearLeaseMark(run.deps.driver, node));
       await run.update({}, [{ type: 'node.lessee_cleared', message: node.lessee ? `lessee ${node.lessee} cleared` : 'lease mark cleared' }]);
+    }
+    return { kind: 'next', step: ReleaseStep.DetachNetworks };
+  },
+
+  async [ReleaseStep.DetachNetworks](run, node) {
+    const teardown = run.deps.networks;
+    if (teardown) {
+      // Only the owner's networks stay: the next lessee must find nothing of this one's (nor of anyone else's).
+      const keep = await teardown.ownerProjects(node);
+      const removed = await teardown.clearNode(run.nodeId, keep, { actor: 'engine', lease_id: run.lease.id, reason: 'lease over' });
+      if (removed.attachments + removed.vifs > 0) {
+        run.deps.logger.child(run.logFields).info(removed, 'detach_networks: the lease\'s networks taken off the node');
+      }
     }
     return { kind: 'next', step: ReleaseStep.ConsoleOff };
   },

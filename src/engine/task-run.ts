@@ -4,6 +4,7 @@ import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from '../store/engine-store.js';
 import type { InventorySync } from './inventory-sync.js';
+import type { NetworkTeardown } from './network-teardown.js';
 
 /** What a task's code may use. */
 export interface TaskDeps {
@@ -14,6 +15,8 @@ export interface TaskDeps {
   readonly inventory: InventorySync;
   /** How soon to look again at a node that is carrying out an action (power off, cleaning). */
   readonly settleMs: number;
+  /** Tenant networks (a network backend is configured): taken off a node at the end of its lease. */
+  readonly networks?: NetworkTeardown | null;
 }
 
 /** How a run of a task ended, short of an error (errors are retried with backoff by the engine). */

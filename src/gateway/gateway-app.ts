@@ -13,6 +13,7 @@ import { VERSION_HEADER } from '../drivers/ironic/microversion.js';
 import { LEASE_MARK_KEY } from '../drivers/lessee-mark.js';
 import type { IronicForwarder } from '../access/ironic-forwarder.js';
 import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED_FIELDS } from './ironic-shapes.js';
+import { projectVifCall } from './vif-gateway.js';
 
 type Env = { Variables: { principal: Principal } };
 type Ctx = Context<Env>;
@@ -165,7 +166,10 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
     if (!rule.allows(found.subject)) throw rule.refusal();
     const guard = guardFor(deps, c.get('principal'), ident, found, rule);
     const body = ['GET', 'HEAD', 'DELETE'].includes(c.req.method) ? undefined : await c.req.text();
-    const res = await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c), guard });
+    const vif = /^vifs(\/[^/]+)?$/.test(sub)
+      ? await projectVifCall(deps, backend(), c.get('principal'), ident, found, { method: c.req.method, sub, body, microversion: version(c) })
+      : null;
+    const res = vif ?? (await backend().forward(c.req.method, `/v1/nodes/${found.node.id}/${sub}${queryOf(c)}`, { body, microversion: version(c), guard }));
     if (res.status < 300 && c.req.method !== 'GET') deps.inventory.followNode(found.node.id);
     return passThrough(c, res, backend());
   });

@@ -12,6 +12,7 @@ import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { LeaseService } from '../leasing/lease-service.js';
 import type { Logger } from '../logger.js';
+import type { NetworkService } from '../networking/network-service.js';
 import type { Store } from '../store/store.js';
 
 export interface HttpAppParts {
@@ -28,6 +29,10 @@ export interface HttpAppParts {
   readonly ironic: IronicForwarder | null;
   /** Keystone for the web UI's sign-in (LEASEHOLD_IDENTITY=keystone), or null. */
   readonly keystone?: KeystoneSignIn | null;
+  /** Tenant networks (a network backend is configured), or null. */
+  readonly networks?: NetworkService | null;
+  /** Why there are no tenant networks here (the network endpoints' 409 not_configured). */
+  readonly networksOff?: string;
   readonly console: {
     /** LEASEHOLD_CONSOLE_TOKEN_TTL. */
     readonly tokenTtlMs: number;
@@ -65,6 +70,8 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
     policy: parts.policy,
     ironic: parts.ironic,
     keystone: parts.keystone ?? null,
+    networks: parts.networks ?? null,
+    networksOff: parts.networksOff,
   };
   const consoles = new ConsoleProxy(base, parts.console.proxy);
   const deps: EntryDeps = {

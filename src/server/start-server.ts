@@ -20,6 +20,11 @@ import { bootstrapAdmin } from './bootstrap-admin.js';
 import { buildHttpApp } from './http-app.js';
 import { loadKeystoneRoles, loadPolicy } from './load-policy.js';
 import { openKeystone } from './open-keystone.js';
+import { openNetworks } from './open-networks.js';
+import type { NetworkBackend } from '../drivers/network-backend.js';
+import { SimulatedNetworks } from '../drivers/simulated/simulated-networks.js';
+import { NetworkTeardown } from '../engine/network-teardown.js';
+import { NetworkService } from '../networking/network-service.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -39,6 +44,8 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Use this driver instead of the configured one (tests). */
   readonly driver?: HardwareDriver;
+  /** Use this network backend instead of the configured one (tests). */
+  readonly networks?: NetworkBackend;
   /** Where human-facing lines (URL, first admin token) go. */
   readonly print?: (line: string) => void;
 }
@@ -67,8 +74,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       config.ironic && config.ironic.url === null && keystone && config.keystone
         ? (await keystone.endpoint('baremetal', config.keystone.interface, config.keystone.region)).replace(/\/+$/, '')
         : undefined;
-    const driver = options.driver ?? createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined });
+    const opened = options.networks ? { backend: options.networks } : await openNetworks(config, { keystone, clock, logger });
+    const networks = opened.backend;
+    if (networks) closers.push(() => networks.close());
+    const driver =
+      options.driver ??
+      createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined, networks: networks instanceof SimulatedNetworks ? networks : undefined });
     closers.push(() => driver.close());
+    const teardown = networks ? new NetworkTeardown({ store, driver, networks, clock, logger }) : null;
     const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: config.syncIntervalMs });
     await inventory.start();
     closers.push(async () => inventory.stop());
@@ -81,11 +94,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         const released = await store.tasks.releaseAllClaims();
         if (released > 0) logger.warn({ tasks: released }, 'resuming lease tasks interrupted by a crash');
       }
-      engine = new LeaseEngine({ store, driver, clock, logger, inventory });
+      engine = new LeaseEngine({ store, driver, clock, logger, inventory, networks: teardown });
       engine.start();
       closers.push(() => engine!.stop());
       // Right after the engine: Ironic is repaired at start (a crash may have left a lessee behind).
-      reconciler = new Reconciler({ store, driver, clock, logger, inventory, engine, intervalMs: config.reconcileIntervalMs });
+      reconciler = new Reconciler({ store, driver, clock, logger, inventory, engine, intervalMs: config.reconcileIntervalMs, networks: teardown });
       reconciler.start();
       closers.push(() => reconciler!.stop());
       const webhooks = new WebhookDispatcher(
@@ -113,6 +126,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       policy,
       cleaningGapMs: config.cleaningGapMs,
       ironic: driver instanceof IronicDriver ? driver : null,
+      networks: networks && teardown ? new NetworkService({ store, driver, networks, teardown, clock, logger }) : null,
+      networksOff: 'why' in opened ? opened.why : undefined,
       console: { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl },
     });
     leasing.attachEngine(engine ?? null);

@@ -51,6 +51,29 @@ export interface ConsoleTokensTable {
   revoked_at: NullableTimestamp;
 }
 
+export interface NetworkAttachmentsTable {
+  id: Generated<string>;
+  node_id: string;
+  project_id: string;
+  lease_id: string | null;
+  network_id: string;
+  network_name: string;
+  segmentation_id: number | null;
+  port_id: string | null;
+  port_created: Generated<boolean>;
+  nic_id: string | null;
+  mac: string | null;
+  trunk_id: Generated<string | null>;
+  trunk_created: Generated<boolean>;
+  tagged: JsonWithDefault<unknown[]>;
+  state: string;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  ended_at: NullableTimestamp;
+  last_error: Generated<string | null>;
+}
+
 export interface NodesTable {
   id: string;
   name: string | null;
@@ -188,6 +211,7 @@ export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
   console_tokens: ConsoleTokensTable;
+  network_attachments: NetworkAttachmentsTable;
   nodes: NodesTable;
   offers: OffersTable;
   leases: LeasesTable;

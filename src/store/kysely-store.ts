@@ -4,11 +4,13 @@ import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
+import type { NetworkStore } from './network-store.js';
 import type { ConsoleStore } from './console-store.js';
 import { guarded } from './db-errors.js';
 import type { EngineStore } from './engine-store.js';
 import { keysetPage } from './keyset-page.js';
 import { KyselyConsoleStore } from './kysely-console-store.js';
+import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { LeasingStore } from './leasing-store.js';
@@ -45,6 +47,7 @@ export class KyselyStore implements Store {
   readonly tasks: EngineStore;
   readonly webhooks: WebhookOutbox;
   readonly consoles: ConsoleStore;
+  readonly networks: NetworkStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -54,6 +57,7 @@ export class KyselyStore implements Store {
     this.tasks = new KyselyEngineStore(db);
     this.webhooks = new KyselyWebhookOutbox(db);
     this.consoles = new KyselyConsoleStore(db);
+    this.networks = new KyselyNetworkStore(db);
   }
 
   ping(): Promise<void> {

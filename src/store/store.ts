@@ -3,6 +3,7 @@ import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
 import type { LeasingStore } from './leasing-store.js';
+import type { NetworkStore } from './network-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -84,6 +85,8 @@ export interface Store {
   readonly webhooks: WebhookOutbox;
   /** Serial console tokens (console-store.ts). */
   readonly consoles: ConsoleStore;
+  /** Tenant networks plugged into nodes (network-store.ts). */
+  readonly networks: NetworkStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -71,7 +71,7 @@ export class SpyDriver {
   /** Calls that act on a node (reads left out), as `method arg…` strings for readable assertions. */
   actions(nodeId?: string): string[] {
     return this.calls
-      .filter((c) => !['getNode', 'listNodes', 'ping', 'getConsole', 'getBootDevice'].includes(c.method))
+      .filter((c) => !['getNode', 'listNodes', 'ping', 'getConsole', 'getBootDevice', 'listNics', 'listVifNics'].includes(c.method))
       .filter((c) => nodeId === undefined || c.args[0] === nodeId)
       // updateNode's third argument is the node as read before the change: context, not part of the action.
       .map((c) => (c.method === 'updateNode' ? { ...c, args: c.args.slice(0, 2) } : c))
@@ -140,7 +140,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     inventory,
     ...projects,
     engine(over = {}) {
-      const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, ...over });
+      const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, networks: app.teardown, ...over });
       engines.push(engine);
       return engine;
     },

@@ -13,7 +13,11 @@ import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
 import { IronicDriver } from '../../src/drivers/ironic/ironic-driver.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
+import type { NetworkBackend } from '../../src/drivers/network-backend.js';
+import { SimulatedNetworks } from '../../src/drivers/simulated/simulated-networks.js';
 import { InventorySync } from '../../src/engine/inventory-sync.js';
+import { NetworkTeardown } from '../../src/engine/network-teardown.js';
+import { NetworkService } from '../../src/networking/network-service.js';
 import type { IdentityBackend } from '../../src/domain/identity-backend.js';
 import { LocalIdentity } from '../../src/identity/local-identity.js';
 import type { LeaseService } from '../../src/leasing/lease-service.js';
@@ -60,6 +64,9 @@ export interface TestApp<C extends Clock = ManualClock> {
   readonly consoles: ConsoleProxy;
   /** `http://127.0.0.1:<port>` when started with `listen`; null in-process. */
   readonly url: string | null;
+  /** The network backend (the simulated networks by default), and what takes networks off nodes; null without. */
+  readonly networks: NetworkBackend | null;
+  readonly teardown: NetworkTeardown | null;
   /** Sends a request; `token: null` sends none; the admin token by default. */
   request(method: string, path: string, options?: CallOptions): Promise<Reply>;
   close(): Promise<void>;
@@ -93,6 +100,11 @@ export interface TestAppOptions<C extends Clock = ManualClock> {
   readonly keystone?: KeystoneSignIn;
   /** Who vouches for tokens (default: Leasehold's own users, LocalIdentity over the store). */
   readonly identity?: (context: { readonly store: Store; readonly clock: Clock; readonly logger: Logger }) => IdentityBackend;
+  /**
+   * The network backend (default: simulated networks, empty, cabled to the simulated nodes; `false`: none, the
+   * network endpoints answer 409 not_configured).
+   */
+  readonly networks?: NetworkBackend | false;
 }
 
 const FAST_TIMINGS: Partial<SimulatedTimings> = { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 };
@@ -109,9 +121,18 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
   const ownStore = options.store === undefined;
   const store = options.store ?? (await openStore({ dataDir: 'memory://', databaseUrl: options.databaseUrl }));
   if (ownStore) await bootstrapTestAdmin(store, clock);
-  const sim = options.sim ?? new SimulatedDriver({ nodes: options.nodes ?? testInventory(), clock, timings: { ...FAST_TIMINGS, ...options.timings } });
+  const networks = options.networks === false ? null : (options.networks ?? new SimulatedNetworks());
+  const sim =
+    options.sim ??
+    new SimulatedDriver({
+      nodes: options.nodes ?? testInventory(),
+      clock,
+      timings: { ...FAST_TIMINGS, ...options.timings },
+      networks: networks instanceof SimulatedNetworks ? networks : undefined,
+    });
   const hardware = options.driver ? options.driver({ clock, logger, sim }) : sim;
   const driver = options.wrapDriver ? options.wrapDriver(sim) : hardware;
+  const teardown = networks ? new NetworkTeardown({ store, driver, networks, clock, logger }) : null;
   const inventory = new InventorySync({ driver: hardware, store, clock, logger, intervalMs: 3_600_000 });
   if (ownStore) await inventory.syncAll();
   const { app, deps, leasing, consoles } = buildHttpApp({
@@ -125,6 +146,8 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
     policy: NodePolicy.defaults(),
     cleaningGapMs: CLEANING_GAP_MS,
     ironic: hardware instanceof IronicDriver ? hardware : null,
+    networks: networks && teardown ? new NetworkService({ store, driver, networks, teardown, clock, logger }) : null,
+    networksOff: networks ? undefined : 'tenant networks are not configured here (the test turned them off)',
     console: { tokenTtlMs: options.console?.tokenTtlMs ?? 600_000, publicUrl: options.console?.publicUrl ?? null, proxy: options.console?.proxy },
   });
   let server: ServerType | null = null;
@@ -147,6 +170,8 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
     leasing,
     consoles,
     url,
+    networks,
+    teardown,
     request: (method, path, call = {}) => callJson(send, method, path, { ...call, token: call.token === undefined ? ADMIN_TOKEN : call.token }),
     async close() {
       await consoles.close();

@@ -20,12 +20,13 @@ const FLOORS: Readonly<Record<string, number>> = {
   engine: 3,
   leasing: 3,
   identity: 3,
-  access: 4,
-  gateway: 5,
-  console: 5,
-  api: 6,
-  server: 7,
-  cli: 8,
+  networking: 4,
+  access: 5,
+  gateway: 6,
+  console: 6,
+  api: 7,
+  server: 8,
+  cli: 9,
 };
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));

@@ -17,7 +17,7 @@ const readyz = createRoute({
   method: 'get',
   path: '/readyz',
   tags: ['health'],
-  summary: 'Readiness: the store, the hardware driver and (under Keystone) Keystone answer',
+  summary: 'Readiness: the store, the hardware driver, (under Keystone) Keystone and (when configured) the network service answer',
   responses: {
     200: jsonResponse(
       z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.string()) }),
@@ -33,13 +33,16 @@ export function healthRoutes(deps: ApiDeps) {
   router.openapi(healthz, (c) => c.json({ status: 'ok' as const }, 200));
 
   router.openapi(readyz, async (c) => {
-    const [store, driver, identity] = await Promise.all([
+    const networks = deps.networks?.backend ?? null;
+    const [store, driver, identity, network] = await Promise.all([
       check(() => deps.store.ping()),
       check(() => deps.driver.ping()),
       deps.identity.kind === 'keystone' ? check(() => deps.identity.ping()) : Promise.resolve(null),
+      networks ? check(() => networks.ping()) : Promise.resolve(null),
     ]);
     const checks: Record<string, string> = { store, [`driver (${deps.driver.kind})`]: driver };
     if (identity !== null) checks['identity (keystone)'] = identity;
+    if (network !== null && networks) checks[`networks (${networks.kind})`] = network;
     const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
     if (failing.length > 0) {
       throw new BackendUnavailableError(`not ready: ${failing.map(([k, v]) => `${k}: ${v}`).join('; ')}`, {

@@ -6,6 +6,7 @@ import { errorForStatus, faultstring, isNodeLocked } from './ironic-errors.js';
 import type { FailureContext } from './ironic-errors.js';
 import { VERSION_HEADER, chooseMicroversion, serverVersions } from './microversion.js';
 import type { ServerVersions } from './microversion.js';
+import type { TokenSource } from '../token-source.js';
 import { dropSecrets } from './to-driver-node.js';
 
 export type IronicAuth =
@@ -15,12 +16,6 @@ export type IronicAuth =
   /** A Keystone token (Leasehold's service token), asked for at each request and replaced once when refused. */
   | { readonly type: 'keystone'; readonly tokens: TokenSource };
 
-/** Where Keystone tokens come from (keystone/keystone-session.ts): renewed before they expire. */
-export interface TokenSource {
-  token(): Promise<string>;
-  /** The token was refused (401): the next `token()` signs in again. */
-  invalidate(token: string): void;
-}
 
 export interface RetryPolicy {
   /** Tries per call, the first included (1 = no retry). */

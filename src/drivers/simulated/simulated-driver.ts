@@ -10,7 +10,8 @@ import {
   NotFoundError,
 } from '../../domain/errors.js';
 import { BootDevice, PowerState, PowerTarget, ProvisionState, ProvisionVerb } from '../hardware-driver.js';
-import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions } from '../hardware-driver.js';
+import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions, VifOptions } from '../hardware-driver.js';
+import type { Nic } from '../../domain/networks.js';
 import type { BootKind } from './boot-output.js';
 import { ironicMessages } from './ironic-messages.js';
 import { validateInventory } from './parse-inventory.js';
@@ -18,6 +19,8 @@ import { AUTOMATED_CLEAN_STEP, SUPPORTED_CLEAN_STEPS, cleanStepsFor, describeSte
 import type { CleanStep } from './clean-steps.js';
 import { StageCheck, allowedInMaintenance, operationName, planProvision, stageFailure } from './provision-machine.js';
 import type { ProvisionPlan, StageFailure } from './provision-machine.js';
+import type { SimulatedNetworks } from './simulated-networks.js';
+import { SimulatedNics } from './simulated-nics.js';
 import { createSimulatedNode, toDriverNode } from './simulated-node.js';
 import type { SimulatedNode } from './simulated-node.js';
 import { DEFAULT_TIMINGS, faultHits } from './simulated-types.js';
@@ -32,6 +35,8 @@ export interface SimulatedDriverOptions {
   /** Operation durations; missing ones take the demo defaults (DEFAULT_TIMINGS). */
   readonly timings?: Partial<SimulatedTimings>;
   readonly faults?: SimulatedFaults;
+  /** The simulated network service the nodes' NICs are cabled to (VIFs must be its ports); none: any VIF id goes. */
+  readonly networks?: SimulatedNetworks;
 }
 
 /** The conductor name shown in `reservation` while an operation holds a node's lock. */
@@ -60,6 +65,7 @@ export class SimulatedDriver implements HardwareDriver {
   private readonly nodes = new Map<string, SimulatedNode>();
   private currentFaults: SimulatedFaults;
   private closed = false;
+  private readonly nics: SimulatedNics;
 
   constructor(options: SimulatedDriverOptions) {
     this.clock = options.clock ?? systemClock;
@@ -72,6 +78,12 @@ export class SimulatedDriver implements HardwareDriver {
       }
     }
     this.currentFaults = { ...options.faults };
+    this.nics = new SimulatedNics(options.networks ?? null);
+    options.networks?.setPlugLookup((port) => {
+      const plug = this.nics.plugOf(port);
+      if (!plug) return null;
+      return { node_id: plug.node_id, deployed: this.nodes.get(plug.node_id)?.provision_state === ProvisionState.Active };
+    });
     for (const spec of validateInventory(options.nodes, 'nodes')) this.insert(spec);
   }
 
@@ -206,6 +218,34 @@ export class SimulatedDriver implements HardwareDriver {
     return node.console.open();
   }
 
+  async listNics(nodeId: string): Promise<readonly Nic[]> {
+    await this.enter();
+    return this.nics.list(this.find(nodeId).uuid);
+  }
+
+  async listVifNics(): Promise<readonly Nic[]> {
+    await this.enter();
+    return this.nics.withVifs();
+  }
+
+  async attachVif(nodeId: string, vif: string, options: VifOptions = {}): Promise<void> {
+    await this.enter();
+    await options.guard?.admit();
+    const node = this.find(nodeId);
+    this.assertUnlocked(node); // Ironic takes the node's lock to attach
+    this.nics.attach(node.uuid, vif, options.nicId);
+    this.touch(node);
+  }
+
+  async detachVif(nodeId: string, vif: string, call: CallOptions = {}): Promise<void> {
+    await this.enter();
+    await call.guard?.admit();
+    const node = this.find(nodeId);
+    this.assertUnlocked(node);
+    this.nics.detach(node.uuid, vif);
+    this.touch(node);
+  }
+
   async setProvisionState(id: string, verb: ProvisionVerb, options: ProvisionOptions = {}): Promise<void> {
     await this.enter();
     await options.guard?.admit();
@@ -252,6 +292,7 @@ export class SimulatedDriver implements HardwareDriver {
     const node = this.find(id);
     this.dispose(node);
     this.nodes.delete(node.uuid);
+    this.nics.remove(node.uuid);
   }
 
   /** Operator helper: properties change in Ironic (re-inspection, an edit); a `null` value removes the key. */
@@ -277,6 +318,7 @@ export class SimulatedDriver implements HardwareDriver {
   private insert(spec: SimulatedNodeSpec): SimulatedNode {
     const node = createSimulatedNode({ ...spec, uuid: spec.uuid ?? '' }, this.clock, this.timings.bootOutputMs);
     this.nodes.set(node.uuid, node);
+    this.nics.add(node.uuid);
     return node;
   }
 
