@@ -4,7 +4,9 @@ import type { HardwareDriver } from '../../src/drivers/hardware-driver.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
 import type { InventorySync } from '../../src/engine/inventory-sync.js';
+import type { SimulatedNetworks } from '../../src/drivers/simulated/simulated-networks.js';
 import { LeaseEngine } from '../../src/engine/lease-engine.js';
+import type { NetworkTeardown } from '../../src/engine/network-teardown.js';
 import type { LeaseEngineOptions } from '../../src/engine/lease-engine.js';
 import { createLogger } from '../../src/logger.js';
 import { startApp } from '../support/test-app.js';
@@ -85,6 +87,9 @@ export interface Harness {
   readonly sim: SimulatedDriver;
   readonly spy: SpyDriver;
   readonly inventory: InventorySync;
+  /** The simulated networks the nodes' NICs are cabled to, and what the engine takes networks off nodes with. */
+  readonly networks: SimulatedNetworks;
+  readonly teardown: NetworkTeardown;
   readonly lesseeId: string;
   readonly otherLesseeId: string;
   readonly ownerId: string;
@@ -138,6 +143,8 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     sim,
     spy: spy!,
     inventory,
+    networks: app.networks as SimulatedNetworks,
+    teardown: app.teardown!,
     ...projects,
     engine(over = {}) {
       const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, networks: app.teardown, ...over });
