@@ -61,9 +61,9 @@ export const NicSchema = z
     mac: z.string(),
     physical_network: z.string().nullable(),
     in_use: z.boolean(),
-    attachment: AttachmentSchema.nullable().openapi({ description: "What is plugged in; null when nothing is, or when it is another project's (in_use tells)." }),
+    attachment: z.union([AttachmentSchema, z.null()]),
   })
-  .openapi('Nic');
+  .openapi('Nic', { description: "A NIC (Ironic port) and what is plugged in: `attachment` is null when nothing is, or when it is another project's (`in_use` tells)." });
 
 export const NodeNetworksSchema = z.object({ node_id: z.string(), nics: z.array(NicSchema) }).openapi('NodeNetworks');
 

@@ -3990,15 +3990,15 @@ export interface components {
             node_id: string;
             nics: components["schemas"]["Nic"][];
         };
+        /** @description A NIC (Ironic port) and what is plugged in: `attachment` is null when nothing is, or when it is another project's (`in_use` tells). */
         Nic: {
             /** @description Ironic's port uuid. */
             id: string;
             mac: string;
             physical_network: string | null;
             in_use: boolean;
-            attachment: components["schemas"]["NetworkAttachment"];
+            attachment: components["schemas"]["NetworkAttachment"] | null;
         };
-        /** @description What is plugged in; null when nothing is, or when it is another project's (in_use tells). */
         NetworkAttachment: {
             /** @description Leasehold's attachment id (or the port id of a VIF plugged in without Leasehold). */
             id: string;
@@ -4048,7 +4048,7 @@ export interface components {
             /** Format: date-time */
             ended_at: string | null;
             last_error: string | null;
-        } | null;
+        };
         Offer: {
             id: string;
             node_id: string;

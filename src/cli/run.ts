@@ -4,6 +4,7 @@ import { registerAuthCommands } from './commands/auth.js';
 import { registerConsoleCommand } from './commands/console.js';
 import { registerEventCommands } from './commands/event.js';
 import { registerLeaseCommands } from './commands/lease.js';
+import { registerNetworkCommands } from './commands/network.js';
 import { registerNodeCommands } from './commands/node.js';
 import { registerOfferCommands } from './commands/offer.js';
 import { registerProjectCommands } from './commands/project.js';
@@ -88,6 +89,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
   registerUserCommands(program, ctx);
   registerTokenCommands(program, ctx);
   registerNodeCommands(program, ctx);
+  registerNetworkCommands(program, ctx);
   registerConsoleCommand(program, ctx);
   registerOfferCommands(program, ctx);
   registerLeaseCommands(program, ctx);

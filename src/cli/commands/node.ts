@@ -6,6 +6,7 @@ import { formatBool, formatCount, formatDisk, formatMemory, nameAndId, shortId }
 import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { listOptions, type ListFlags } from './list-options.js';
+import { registerNodeNetworkCommands } from './network.js';
 
 /** Facts with their own rows or columns; any other fact is listed after them. */
 const MAIN_FACTS = new Set(['memory', 'disk', 'cpus', 'gpus', 'cpu_arch', 'resource_class']);
@@ -199,6 +200,8 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
         () => `Node ${id} boots from ${result.boot_device} ${result.persistent ? 'from now on' : 'next time'}`,
       );
     });
+
+  registerNodeNetworkCommands(node, ctx);
 
   node
     .command('unquarantine')
