@@ -16,7 +16,7 @@ import { defineConfig } from 'vitest/config';
 //   installs it).
 // - `neutron`: test/neutron/**/*.neutron.ts, tenant networks on leased nodes against a real Neutron (Debian's Zed
 //   neutron-server with the ML2 baremetal driver and ironic-neutron-agent, on MariaDB and a RabbitMQ vhost of its own)
-//   beside Keystone and an Ironic with the neutron network interface (test/support/neutron.ts: ≈ 25 s to start the
+//   beside Keystone and an Ironic with the neutron network interface (test/support/neutron.ts: ≈ 25-30 s to start the
 //   lab under load, ≈ 620 MiB). One file at a time, in a group of its own after every other; the first run may install
 //   Debian's neutron-server and ironic-neutron-agent (≈ 20 s, root only). Outside CI a machine without them (or
 //   without MariaDB or RabbitMQ) skips loudly; under CI that is an error (.ci/run installs them).

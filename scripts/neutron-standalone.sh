@@ -52,7 +52,7 @@
 #   install      18 s: 29 packages (neutron-server, ironic-neutron-agent and their dependencies, 35 MiB installed),
 #                after Ironic's packages; 0.1 s when installed
 #   start        fresh DATA_DIR: 18 s at load 5 (database: migrations 9 s; API until 200: 7 s; RPC consumers 1.6 s),
-#                40 s at load 7 beside an Ironic starting; with --schema-cache filled: 13-17 s (the dump loads in
+#                40 s at load 7 beside an Ironic starting; with --schema-cache filled: 13-18 s (the dump loads in
 #                3-6 s instead of 9-31 s of migrations)
 #   start-agent  3.5-4.8 s (Python imports); the agent reports a node ≤ 2 report intervals after its Ironic port exists
 #   stop         4.3 s with the agent and --drop-db (neutron-server 2-3 s, vhost and database side by side 1-2 s)
