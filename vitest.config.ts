@@ -14,6 +14,12 @@ import { defineConfig } from 'vitest/config';
 //   maxWorkers, and the Ironic group runs two at a time); the first run may install Debian's keystone (≈ 20-70 s,
 //   root only). Outside CI a machine without Keystone skips them loudly; under CI that is an error (.ci/run
 //   installs it).
+// - `neutron`: test/neutron/**/*.neutron.ts, tenant networks on leased nodes against a real Neutron (Debian's Zed
+//   neutron-server with the ML2 baremetal driver and ironic-neutron-agent, on MariaDB and a RabbitMQ vhost of its own)
+//   beside Keystone and an Ironic with the neutron network interface (test/support/neutron.ts: ≈ 25-30 s to start the
+//   lab under load, ≈ 620 MiB). One file at a time, in a group of its own after every other; the first run may install
+//   Debian's neutron-server and ironic-neutron-agent (≈ 20 s, root only). Outside CI a machine without them (or
+//   without MariaDB or RabbitMQ) skips loudly; under CI that is an error (.ci/run installs them).
 // - `ironic-figures`: test/ironic/figures.ironic.ts, the throughput figures (200 nodes), alone and last so that
 //   nothing else runs on the machine meanwhile.
 // - `web`: web/**/*.test.{ts,tsx}, the UI's component tests in jsdom (React Testing Library), and the check that
@@ -88,6 +94,18 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 600_000,
           sequence: { groupOrder: 5 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'neutron',
+          include: ['test/neutron/**/*.neutron.ts'],
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          sequence: { groupOrder: 6 },
         },
       },
       {

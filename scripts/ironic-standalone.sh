@@ -8,6 +8,8 @@
 #   scripts/ironic-standalone.sh start DATA_DIR [--port N] [--auth noauth|http_basic|keystone] [--user U --password P]
 #                                               [--keystone-url URL --keystone-user U --keystone-password P]
 #                                               [--keystone-project service]
+#                                               [--neutron-network NET [--neutron-interface public|internal]
+#                                                [--neutron-url URL]]
 #                                               [--console-ports A:B] [--fake-delays 'power_delay=0.1,deploy_delay=0.5,1']
 #                                               [--timeout SECONDS]
 #   scripts/ironic-standalone.sh stop DATA_DIR
@@ -16,6 +18,13 @@
 # --auth keystone: Ironic's keystonemiddleware validates every request's X-Auth-Token against the Keystone v3 root
 # URL as the service user U (it needs the roles admin and service on project `service`, created beforehand);
 # Keystone must be up before `start`, which waits until that user's token lists fake-hardware.
+# The Keystone password may come from $IRONIC_KEYSTONE_PASSWORD instead of --keystone-password (command lines are
+# visible to every process).
+# --neutron-network NET: the `neutron` network interface is enabled beside noop and flat (noop stays the default; a
+# node asks for it with network_interface = neutron), with NET (a Neutron network name or uuid; it must exist in
+# Neutron before a node with that interface is cleaned or deployed) as its cleaning and provisioning network. Ironic
+# reaches Neutron as the --keystone-* service user (under any --auth), found in the catalog (type network, interface
+# --neutron-interface, default public) or at --neutron-url. Facts: shared/notes/openstack-lab.md (section 5).
 # `stop` keeps DATA_DIR (its SQLite database, nodes and all): `start` on it again (same --port and --auth) resumes
 # the same Ironic, e.g. to test a client against an Ironic that goes away for a while. Remove DATA_DIR to discard it.
 # `start` prints the endpoint URL (e.g. http://127.0.0.1:6385) as its last stdout line. Everything else goes to
@@ -28,7 +37,7 @@ PACKAGES=(ironic-api ironic-conductor python3-ironicclient python3-openstackclie
 
 log() { printf '[ironic-standalone] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { sed -n '6,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
 
@@ -144,7 +153,8 @@ cmd_start() {
   data=$(abs_dir "$1")
   shift
   local port=6385 auth=noauth user="" password="" console_ports="" fake_delays="" timeout=60
-  local ks_url="" ks_user="" ks_password="" ks_project=service
+  local ks_url="" ks_user="" ks_password=${IRONIC_KEYSTONE_PASSWORD:-} ks_project=service
+  local neutron_network="" neutron_interface=public neutron_url=""
   while [[ $# -gt 0 ]]; do
     case $1 in
       --port) port=${2:?}; shift 2 ;;
@@ -155,6 +165,9 @@ cmd_start() {
       --keystone-user) ks_user=${2:?}; shift 2 ;;
       --keystone-password) ks_password=${2:?}; shift 2 ;;
       --keystone-project) ks_project=${2:?}; shift 2 ;;
+      --neutron-network) neutron_network=${2:?}; shift 2 ;;
+      --neutron-interface) neutron_interface=${2:?}; shift 2 ;;
+      --neutron-url) neutron_url=${2:?}; shift 2 ;;
       --console-ports) console_ports=${2:?}; shift 2 ;;
       --fake-delays) fake_delays=${2:?}; shift 2 ;;
       --timeout) timeout=${2:?}; shift 2 ;;
@@ -173,6 +186,15 @@ cmd_start() {
       ;;
     *) die "bad --auth $auth (noauth | http_basic | keystone)" ;;
   esac
+  if [[ -n $neutron_network ]]; then
+    [[ -n $ks_url && -n $ks_user && -n $ks_password ]] ||
+      die "--neutron-network needs --keystone-url, --keystone-user and --keystone-password (Ironic's credentials for Neutron)"
+    [[ $ks_url =~ ^https?://[^[:space:]]+$ ]] || die "bad --keystone-url $ks_url (the v3 root, e.g. http://127.0.0.1:5000/v3)"
+    ks_url=${ks_url%/}
+    [[ $neutron_network =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad --neutron-network $neutron_network"
+    [[ $neutron_interface == public || $neutron_interface == internal ]] || die "bad --neutron-interface $neutron_interface"
+    [[ -z $neutron_url || $neutron_url =~ ^https?://[^[:space:]]+$ ]] || die "bad --neutron-url $neutron_url"
+  fi
   # Console ports: a 100-port range per API port by default, so parallel instances rarely share one.
   if [[ -z $console_ports ]]; then
     local base=$((20000 + (port % 400) * 100))
@@ -235,6 +257,29 @@ project_domain_name = Default
 region_name = RegionOne"
   fi
 
+  # The neutron interface plugs and unplugs Neutron ports (VIF attach and detach, binding on an active node) as this
+  # service user; cleaning and provisioning need their networks to exist (gotcha 5) even though fake deploy and
+  # fake cleaning never plug a port into them.
+  local network_interfaces=noop neutron_section=""
+  if [[ -n $neutron_network ]]; then
+    [[ $ks_password != *$'\n'* ]] || die '--keystone-password must be one line'
+    network_interfaces=noop,flat,neutron
+    neutron_section="
+[neutron]
+auth_type = password
+auth_url = $ks_url
+username = $ks_user
+password = ${ks_password//\$/\$\$}
+project_name = $ks_project
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+valid_interfaces = $neutron_interface${neutron_url:+
+endpoint_override = $neutron_url}
+cleaning_network = $neutron_network
+provisioning_network = $neutron_network"
+  fi
+
   local fake_section=""
   if [[ -n $fake_delays ]]; then
     fake_section=$'\n[fake]'
@@ -264,7 +309,7 @@ enabled_console_interfaces = fake,no-console,ipmitool-socat
 enabled_deploy_interfaces = fake
 enabled_inspect_interfaces = fake,no-inspect
 enabled_management_interfaces = fake
-enabled_network_interfaces = noop
+enabled_network_interfaces = $network_interfaces
 enabled_power_interfaces = fake
 enabled_raid_interfaces = fake,no-raid
 enabled_rescue_interfaces = fake,no-rescue
@@ -301,9 +346,10 @@ policy_file = $data/etc/policy.yaml
 policy_dirs = $data/etc/policy.d
 $fake_section
 $keystone_section
+$neutron_section
 EOF
-  # Under --auth keystone ironic.conf holds the service user's password.
-  if [[ $auth == keystone ]]; then chmod 600 "$conf"; fi
+  # Under --auth keystone or with --neutron-network ironic.conf holds the service user's password.
+  if [[ $auth == keystone || -n $neutron_network ]]; then chmod 600 "$conf"; fi
 
   if [[ ! -s $data/ironic.db ]]; then
     log "creating schema"

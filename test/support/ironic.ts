@@ -191,12 +191,12 @@ interface ScriptResult {
   stderr: string;
 }
 
-function runScript(args: string[], timeoutMs: number): Promise<ScriptResult> {
+function runScript(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<ScriptResult> {
   return new Promise((resolve) => {
     execFile(
       'bash',
       [IRONIC_SCRIPT, ...args],
-      { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL' },
+      { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL', env: { ...process.env, ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
@@ -266,10 +266,22 @@ export interface IronicKeystoneAuth {
   readonly token: () => Promise<string>;
 }
 
+/** The `neutron` network interface (test/support/neutron.ts): Ironic talks to Neutron as the `keystone` user. */
+export interface IronicNeutronOptions {
+  /** The cleaning and provisioning network (name or uuid); it must exist in Neutron before a node is cleaned. */
+  readonly network: string;
+  /** Which catalog endpoint of type `network` Ironic uses; default public. */
+  readonly interface?: 'public' | 'internal';
+  /** Neutron's URL, bypassing the catalog. */
+  readonly url?: string;
+}
+
 export interface StartIronicOptions {
   /** `keystone` needs `keystone` (test/support/keystone.ts's startIronicWithKeystone() fills it). */
   auth?: 'noauth' | 'http_basic' | 'keystone';
   keystone?: IronicKeystoneAuth;
+  /** Enables the `neutron` network interface (beside noop, still the default); needs `keystone` for its credentials. */
+  neutron?: IronicNeutronOptions;
   /** Default: a free port. */
   port?: number;
   /** `[fake]` delays, e.g. 'power_delay=0.1,deploy_delay=0.5,1'. */
@@ -287,6 +299,9 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
   const authMode = options.auth ?? 'noauth';
   const keystone = authMode === 'keystone' ? options.keystone : undefined;
   if (authMode === 'keystone' && !keystone) throw new Error("startIronic: auth 'keystone' needs the keystone option");
+  const neutron = options.neutron;
+  if (neutron && !options.keystone) throw new Error('startIronic: neutron needs the keystone option (its credentials)');
+  const serviceUser = keystone ?? (neutron ? options.keystone : undefined);
   const auth =
     authMode === 'http_basic'
       ? { user: options.user ?? 'leasehold', password: options.password ?? randomBytes(12).toString('base64url') }
@@ -298,18 +313,25 @@ export async function startIronic(options: StartIronicOptions = {}): Promise<Iro
     const dataDir = instances.create();
     const args = ['start', dataDir, '--port', String(port), '--auth', authMode];
     if (auth) args.push('--user', auth.user, '--password', auth.password);
-    if (keystone) {
-      args.push('--keystone-url', keystone.url, '--keystone-user', keystone.user, '--keystone-password', keystone.password);
-      if (keystone.project) args.push('--keystone-project', keystone.project);
+    if (serviceUser) {
+      // The password goes through the environment ($IRONIC_KEYSTONE_PASSWORD): command lines are visible to all.
+      args.push('--keystone-url', serviceUser.url, '--keystone-user', serviceUser.user);
+      if (serviceUser.project) args.push('--keystone-project', serviceUser.project);
     }
+    if (neutron) {
+      args.push('--neutron-network', neutron.network);
+      if (neutron.interface) args.push('--neutron-interface', neutron.interface);
+      if (neutron.url) args.push('--neutron-url', neutron.url);
+    }
+    const env: Record<string, string> = serviceUser ? { IRONIC_KEYSTONE_PASSWORD: serviceUser.password } : {};
     if (options.fakeDelays) args.push('--fake-delays', options.fakeDelays);
     const t0 = performance.now();
     instances.started(dataDir);
-    const res = await runScript(args, 120_000);
+    const res = await runScript(args, 120_000, env);
     const startMs = Math.round(performance.now() - t0);
     const url = res.stdout.trim().split('\n').pop() ?? '';
     if (res.code === 0 && url.startsWith('http://')) {
-      return makeHandle({ url, dataDir, auth, keystone, timings: { installMs, startMs }, startArgs: args });
+      return makeHandle({ url, dataDir, auth, keystone, timings: { installMs, startMs }, startArgs: args, startEnv: env });
     }
     lastError = `ironic-standalone.sh start (port ${port}) failed (${res.code}):\n${res.stderr.slice(-6000)}`;
     await runScript(['stop', dataDir], 30_000);
@@ -356,8 +378,10 @@ function makeHandle(init: {
   timings: IronicTimings;
   /** The `start` arguments it was started with: restart() runs them again on the same data dir. */
   startArgs: string[];
+  /** And its environment (the service user's password). */
+  startEnv: Record<string, string>;
 }): IronicHandle {
-  const { url, dataDir, auth, keystone, startArgs } = init;
+  const { url, dataDir, auth, keystone, startArgs, startEnv } = init;
   const timings = { ...init.timings };
   let stopped: Promise<void> | undefined;
 
@@ -444,7 +468,7 @@ function makeHandle(init: {
     if ((await runScript(['status', dataDir], 30_000)).code === 0) await halt();
     const t0 = performance.now();
     // The same data dir: the schema exists, so `start` skips creating it and serves the same database.
-    const res = await runScript(startArgs, 120_000);
+    const res = await runScript(startArgs, 120_000, startEnv);
     const restartedUrl = res.stdout.trim().split('\n').pop() ?? '';
     if (res.code !== 0 || restartedUrl !== url) {
       throw new Error(`ironic-standalone.sh start (restart on ${url}) failed (${res.code}):\n${res.stderr.slice(-6000)}`);

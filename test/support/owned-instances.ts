@@ -13,6 +13,8 @@ export interface OwnedInstancesOptions {
   readonly prefix: string;
   /** The file in a data dir holding the service's main pid (signalled at exit). */
   readonly pidFile: string;
+  /** Pid files of the instance's other processes, signalled at exit too (e.g. Neutron's ironic-neutron-agent). */
+  readonly extraPidFiles?: readonly string[];
   /** What it is, for the reaper's message: "Ironic". */
   readonly label: string;
   /** Stops the service of a data dir (its script's `stop`). */
@@ -64,11 +66,13 @@ export function ownedInstances(options: OwnedInstancesOptions): OwnedInstances {
       exitHookInstalled = true;
       process.once('exit', () => {
         for (const dir of running) {
-          const pid = readPid(join(dir, options.pidFile));
-          try {
-            if (pid > 0) process.kill(pid, 'SIGTERM');
-          } catch {
-            // already gone
+          for (const file of [options.pidFile, ...(options.extraPidFiles ?? [])]) {
+            const pid = readPid(join(dir, file));
+            try {
+              if (pid > 0) process.kill(pid, 'SIGTERM');
+            } catch {
+              // already gone
+            }
           }
         }
       });
