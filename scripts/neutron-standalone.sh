@@ -244,6 +244,13 @@ bind_port = $port
 api_workers = 1
 rpc_workers = 1
 rpc_state_report_workers = 0
+# One API worker serves at most wsgi_default_pool_size (100) connections at once, and an idle keep-alive connection
+# holds its slot for client_socket_timeout (900 s). Ironic opens a new connection for nearly every call it makes to
+# Neutron (a new client per VIF attach, per cleaning-network lookup) and keeps each alive, so after a few minutes of
+# VIF work every slot was taken and the next request waited, unanswered, until Ironic's own timeout (seen: VIF
+# attaches hanging 30 s in the middle of a suite). Closing each connection after its answer frees the slot at once.
+wsgi_keep_alive = false
+client_socket_timeout = 30
 transport_url = $transport
 notify_nova_on_port_status_changes = false
 notify_nova_on_port_data_changes = false

@@ -57,41 +57,53 @@ export class NetworkTeardown {
 
   /** Ends one attachment; returns it as it ends (`detached`). */
   async end(attachment: NetworkAttachment, ctx: TeardownContext): Promise<NetworkAttachment> {
-    const { store, driver, networks } = this.deps;
+    const att = await this.unplug(attachment, ctx);
+    return this.finish(att, ctx);
+  }
+
+  /**
+   * Takes off the node everything that does not belong to `keep` (project ids: its owner's, and a lessee's whose
+   * access goes on): the recorded attachments of other projects, then any VIF still plugged whose port is not one
+   * of `keep`'s — a port plugged behind Leasehold's back, or one whose port is gone. Every VIF is unplugged first
+   * (one at a time: each holds the node's lock in Ironic), then Neutron's ports and trunks go, side by side — so
+   * the node is off the lessee's networks as soon as Ironic allows. Returns what it removed.
+   */
+  async clearNode(nodeId: string, keep: readonly string[], ctx: TeardownContext): Promise<{ readonly attachments: number; readonly vifs: number }> {
+    const rows = (await this.deps.store.networks.live(nodeId)).filter((att) => !keep.includes(att.project_id));
+    const unplugged: NetworkAttachment[] = [];
+    for (const att of rows) unplugged.push(await this.unplug(att, ctx));
+    const verdicts = await this.strayVifs(nodeId, keep);
+    for (const verdict of verdicts) await this.removeVif(verdict, ctx);
+    await Promise.all(unplugged.map((att) => this.finish(att, ctx)));
+    return { attachments: rows.length, vifs: verdicts.length };
+  }
+
+  /** The attachment `detaching`, its VIF unplugged (if it still is). */
+  private async unplug(attachment: NetworkAttachment, ctx: TeardownContext): Promise<NetworkAttachment> {
+    const { store, driver } = this.deps;
     let att = attachment;
     if (att.state !== AttachmentState.Detaching) att = await store.networks.update(att.id, { state: AttachmentState.Detaching }, [], this.now());
     if (att.port_id !== null) {
       const plugged = (await driver.listNics(att.node_id)).some((nic) => nic.vif === att.port_id);
       if (plugged) await driver.detachVif(att.node_id, att.port_id, { guard: ctx.guard });
     }
+    return att;
+  }
+
+  /** What Leasehold made for an unplugged attachment deleted (trunk first: Neutron keeps one in use), the row ended. */
+  private async finish(att: NetworkAttachment, ctx: TeardownContext): Promise<NetworkAttachment> {
+    const { store, networks } = this.deps;
     if (att.trunk_id !== null && att.trunk_created) await networks.deleteTrunk(att.trunk_id);
     else if (att.trunk_id !== null) {
       const ours = att.tagged.filter((t) => t.port_created && t.port_id !== null).map((t) => t.port_id!);
       if (ours.length > 0 && (await networks.getTrunk(att.trunk_id))) await networks.removeSubports(att.trunk_id, ours);
     }
-    for (const tagged of att.tagged) if (tagged.port_created && tagged.port_id !== null) await networks.deletePort(tagged.port_id);
-    if (att.port_created && att.port_id !== null) await networks.deletePort(att.port_id);
+    const made = [...att.tagged.filter((t) => t.port_created).map((t) => t.port_id), att.port_created ? att.port_id : null];
+    await Promise.all(made.flatMap((id) => (id === null ? [] : [networks.deletePort(id)])));
     const final = ctx.final ?? AttachmentState.Detached;
     const ended = await store.networks.update(att.id, { state: final }, ctx.quiet ? [] : [this.event(att, ctx)], this.now());
     this.deps.logger.info({ node_id: att.node_id, attachment_id: att.id, network_id: att.network_id, reason: ctx.reason }, 'network detached');
     return ended;
-  }
-
-  /**
-   * Takes off the node everything that does not belong to `keep` (project ids: its owner's, and a lessee's whose
-   * access goes on): the recorded attachments of other projects, then any VIF still plugged whose port is not one
-   * of `keep`'s — a port plugged behind Leasehold's back, or one whose port is gone. Returns what it removed.
-   */
-  async clearNode(nodeId: string, keep: readonly string[], ctx: TeardownContext): Promise<{ readonly attachments: number; readonly vifs: number }> {
-    let attachments = 0;
-    for (const att of await this.deps.store.networks.live(nodeId)) {
-      if (keep.includes(att.project_id)) continue;
-      await this.end(att, ctx);
-      attachments++;
-    }
-    const verdicts = await this.strayVifs(nodeId, keep);
-    for (const verdict of verdicts) await this.removeVif(verdict, ctx);
-    return { attachments, vifs: verdicts.length };
   }
 
   /** The VIFs on `nodeId` that must go when only `keep` may have networks there. */

@@ -77,6 +77,15 @@ export interface StartKeystoneCloudOptions {
   /** Extra environment for `leasehold serve` (e.g. KEYSTONE_TOKEN_CACHE_TTL). */
   readonly env?: Record<string, string>;
   readonly fakeDelays?: string;
+  /**
+   * A Keystone and an Ironic already running (the Neutron lab's, test/support/neutron.ts), with how to enrol nodes
+   * there; they are the caller's to stop. Default: a Keystone and an Ironic of the cloud's own.
+   */
+  readonly stack?: {
+    readonly keystone: KeystoneHandle;
+    readonly ironic: IronicHandle;
+    enroll(nodes: readonly IronicNodeSpec[]): Promise<string[]>;
+  };
 }
 
 /** Debian's CLIs run from /usr/bin/python3, with nothing of this process's OS_* or Python settings. */
@@ -96,8 +105,8 @@ export async function startKeystoneCloud(options: StartKeystoneCloudOptions): Pr
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
   try {
-    const keystone = await startKeystone();
-    stops.push(() => keystone.stop());
+    const keystone = options.stack?.keystone ?? (await startKeystone());
+    if (!options.stack) stops.push(() => keystone.stop());
     const projects = new Map<string, KeystoneProject>();
     const project = async (name: string) => {
       let p = projects.get(name);
@@ -110,9 +119,9 @@ export async function startKeystoneCloud(options: StartKeystoneCloudOptions): Pr
     const nodes: IronicNodeSpec[] = [];
     for (const node of options.nodes) nodes.push(node.owner ? { ...node, owner: (await project(node.owner)).id } : node);
 
-    const ironic = await startIronicWithKeystone(keystone, options.fakeDelays ? { fakeDelays: options.fakeDelays } : {});
-    stops.push(() => ironic.stop());
-    const ids = await ironic.enroll(nodes);
+    const ironic = options.stack?.ironic ?? (await startIronicWithKeystone(keystone, options.fakeDelays ? { fakeDelays: options.fakeDelays } : {}));
+    if (!options.stack) stops.push(() => ironic.stop());
+    const ids = options.stack ? await options.stack.enroll(nodes) : await ironic.enroll(nodes);
     const uuid = Object.fromEntries(nodes.map((n, i) => [n.name, ids[i]!]));
 
     const { user: service } = await keystone.ensureServiceUser('leasehold');
