@@ -6,6 +6,7 @@ import { LeaseDetailPage } from './pages/lease-detail-page';
 import { LeaseRequestPage } from './pages/lease-request-page';
 import { LeasesPage } from './pages/leases-page';
 import { MyNodesPage } from './pages/my-nodes-page';
+import { NodeDetailPage } from './pages/node-detail-page';
 import { NodesPage } from './pages/nodes-page';
 import { OffersPage } from './pages/offers-page';
 import { TimelinePage } from './pages/timeline-page';
@@ -16,6 +17,7 @@ import { TimelinePage } from './pages/timeline-page';
  */
 export const ROUTES: readonly AppRoute[] = [
   { path: '/nodes', page: NodesPage, audience: audiences.everyone, nav: 'Nodes' },
+  { path: '/nodes/:id', page: NodeDetailPage, audience: audiences.everyone },
   { path: '/timeline', page: TimelinePage, audience: audiences.everyone, nav: 'Timeline' },
   { path: '/leases', page: LeasesPage, audience: audiences.everyone, nav: 'Leases' },
   // Before /leases/:id, which would take "new" for an id.

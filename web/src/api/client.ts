@@ -11,6 +11,10 @@ export type Offer = Schemas['Offer'];
 export type User = Schemas['User'];
 export type Project = Schemas['Project'];
 export type NewConsole = Schemas['NewConsole'];
+export type Network = Schemas['Network'];
+export type NodeNetworks = Schemas['NodeNetworks'];
+export type Nic = Schemas['Nic'];
+export type NetworkAttachment = Schemas['NetworkAttachment'];
 export type Me = paths['/v1/me']['get']['responses'][200]['content']['application/json'];
 
 export interface ApiOptions {

@@ -6,7 +6,7 @@ import { ErrorNotice } from './error-notice';
 import { StateBadge } from './lease-state';
 
 /** The engine's release steps in order (src/domain/leasing.ts RELEASE_STEPS): progress while a node is handed back. */
-const RELEASE_STEPS = ['clear_lessee', 'console_off', 'power_off', 'clean', 'wait_available'];
+const RELEASE_STEPS = ['clear_lessee', 'detach_networks', 'console_off', 'power_off', 'clean', 'wait_available'];
 
 function Progress({ allocation }: { allocation: Allocation }) {
   if (allocation.state === 'starting') {

@@ -55,7 +55,7 @@ export function NodeTable({ nodes, leases }: { nodes: readonly Node[]; leases: R
             return (
               <tr key={node.id}>
                 <th scope="row">
-                  <span className="mono">{node.name ?? node.id}</span>
+                  <Link href={`/nodes/${node.id}`} className="mono">{node.name ?? node.id}</Link>
                   {node.resource_class && <div className="muted small">{node.resource_class}</div>}
                 </th>
                 <td data-label="CPUs" className="num">{num(node, 'cpus') ?? '—'}</td>

@@ -8,6 +8,7 @@ import { AllocationTable } from '../components/allocation-table';
 import { Countdown } from '../components/countdown';
 import { ErrorNotice } from '../components/error-notice';
 import { LeaseActions } from '../components/lease-actions';
+import { NodeNetworks } from '../components/node-networks';
 import { StateBadge } from '../components/lease-state';
 import { formatTime } from '../lib/format';
 import { isSettled, leasePollMs } from '../lib/lease-poll';
@@ -129,6 +130,13 @@ export function LeaseDetailPage() {
         onConsole={setConsoleFor}
         onChanged={detail.reload}
       />
+
+      {lease.state === 'active' &&
+        lease.allocations
+          .filter((a) => nodes.get(a.node_id))
+          .map((a) => (
+            <NodeNetworks key={a.node_id} api={api} nodeId={a.node_id} nodeName={a.node_name ?? a.node_id} canChange={canOperate && ours} />
+          ))}
 
       {activeConsole && (
         <Suspense fallback={<p aria-busy="true">Loading the terminal…</p>}>
