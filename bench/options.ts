@@ -42,6 +42,9 @@ export interface Sizes {
   readonly gatewayClients: number;
   readonly gatewayRounds: number;
   readonly gatewayBurst: number;
+  /** Section 5: attaches per kind (through Leasehold, directly), and lease ends with a network attached. */
+  readonly networkAttaches: number;
+  readonly networkEnds: number;
 }
 
 export interface BenchOptions {
@@ -52,7 +55,7 @@ export interface BenchOptions {
   readonly adminUrl: string;
   /** Where to write the results as JSON, or null. */
   readonly jsonPath: string | null;
-  /** Only these sections (1, 2, 3, 4); all by default. */
+  /** Only these sections (1, 2, 3, 4, 5); all by default. */
   readonly sections: ReadonlySet<number>;
   /** Section 4's variants, run one after the other in this order; DEFAULT_GATEWAY_AUTHS by default. */
   readonly gatewayAuth: readonly GatewayAuth[];
@@ -80,6 +83,8 @@ const FULL: Sizes = {
   gatewayClients: 8,
   gatewayRounds: 5,
   gatewayBurst: 400,
+  networkAttaches: 10,
+  networkEnds: 3,
 };
 
 const QUICK: Sizes = {
@@ -101,17 +106,20 @@ const QUICK: Sizes = {
   gatewayClients: 8,
   gatewayRounds: 2,
   gatewayBurst: 200,
+  networkAttaches: 3,
+  networkEnds: 1,
 };
 
-export const SECTIONS = [1, 2, 3, 4] as const;
+export const SECTIONS = [1, 2, 3, 4, 5] as const;
 
-export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4]
+export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4,5]
                       [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
   --json[=path]  also write the results as JSON (default path: bench-results.json)
-  --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic)
+  --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic,
+                 5 tenant networks against a real Neutron: skipped when its OpenStack services are not installed)
   --ironic-auth  section 4's Ironic: noauth, http_basic, keystone (Keystone in front of Ironic and as Leasehold's
                  identity), all three, or a list run one after the other in the order given (default:
                  noauth,keystone; a variant whose OpenStack services are not installed is skipped and says so)

@@ -1,6 +1,7 @@
 import type { Comparison, GatewayLatencyResult, GatewaySection } from './gateway-latency.js';
 import type { LeaseEndsResult } from './lease-ends.js';
 import type { MachineInfo } from './machine.js';
+import { formatNetworks, type NetworksSection } from './networks.js';
 import { GATEWAY_AUTHS, type EngineName, type GatewayAuth, type Sizes } from './options.js';
 import type { QuoteCreateResult } from './quote-create.js';
 import type { RaceResult } from './race.js';
@@ -38,6 +39,8 @@ export interface BenchReport {
   readonly engines: EngineResults[];
   /** Section 4 (run once, not per engine), one entry per variant in the order run: its figures, or why it did not run, or its error. */
   gateway?: GatewayVariant[];
+  /** Section 5 (once): tenant networks against a real Neutron, or why it did not run, or its error. */
+  networks?: { section?: NetworksSection; error?: string };
   totalS: number;
 }
 
@@ -141,6 +144,7 @@ export function formatReport(r: BenchReport): string {
     );
   }
   if (r.gateway) out.push(formatGateway(r.gateway, s), '');
+  if (r.networks) out.push(formatNetworks(r.networks.section, r.networks.error), '');
   for (const e of r.engines) for (const err of e.errors) out.push(`ERROR [${e.engine}] ${err}`);
   for (const v of r.gateway ?? []) if (v.error) out.push(`ERROR [4. gateway, ${v.auth}] ${v.error}`);
   out.push(`total run time: ${fmt(r.totalS)} s`);

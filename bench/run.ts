@@ -7,13 +7,16 @@
  * 3. many leases ending at one instant: how soon access stops, how long until every node is released;
  * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic),
  *    by default with Ironic's noauth and then behind a real Keystone (also Leasehold's identity; skipped without
- *    Keystone); Ironic's http_basic on request (`--ironic-auth`).
+ *    Keystone); Ironic's http_basic on request (`--ironic-auth`);
+ * 5. tenant networks against a real Neutron: attach through Leasehold vs directly, and how soon a lease end takes the
+ *    networks off (before cleaning); skipped without Neutron.
  *
  * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`, `--ironic-auth`). docs/benchmarks.md has the figures.
  */
 import { writeFile } from 'node:fs/promises';
 import { benchGatewayLatency } from './gateway-latency.js';
 import { benchLeaseEnds } from './lease-ends.js';
+import { benchNetworks } from './networks.js';
 import { machineInfo } from './machine.js';
 import { parseOptions, UsageRequested, type BenchOptions, type EngineName } from './options.js';
 import { FAST_TIMINGS, seedPool } from './pool.js';
@@ -134,6 +137,17 @@ async function main(): Promise<number> {
       }
     }
   }
+  if (options.sections.has(5)) {
+    report.networks = {};
+    try {
+      const section = (report.networks.section = await benchNetworks(options.sizes, progress));
+      if ('skipped' in section) progress(`5: ${section.skipped}`);
+      else progress(`5: attach p50 ${section.result.attach.direct.p50.toFixed(0)} → ${section.result.attach.leasehold.p50.toFixed(0)} ms; VIFs off ${section.result.vifsOff.p50.toFixed(0)} ms after the end`);
+    } catch (err) {
+      report.networks.error = describe(err);
+      progress(`5 FAILED: ${describe(err)}`);
+    }
+  }
   report.totalS = elapsedMs(started) / 1000;
 
   process.stdout.write(`\n${formatReport(report)}\n`);
@@ -141,7 +155,8 @@ async function main(): Promise<number> {
     await writeFile(options.jsonPath, `${JSON.stringify(report, null, 2)}\n`);
     progress(`results written to ${options.jsonPath}`);
   }
-  return report.engines.some((e) => e.errors.length > 0) || report.gateway?.some((v) => v.error) || invariantBroken(report) ? 1 : 0;
+  const networksBroken = report.networks?.error !== undefined || (report.networks?.section && 'result' in report.networks.section && report.networks.section.result.cleanedFirst > 0);
+  return report.engines.some((e) => e.errors.length > 0) || report.gateway?.some((v) => v.error) || networksBroken || invariantBroken(report) ? 1 : 0;
 }
 
 /** Double booking or access after the end is a failure of the product, not just a slow figure. */
