@@ -131,13 +131,6 @@ export function LeaseDetailPage() {
         onChanged={detail.reload}
       />
 
-      {lease.state === 'active' &&
-        lease.allocations
-          .filter((a) => nodes.get(a.node_id))
-          .map((a) => (
-            <NodeNetworks key={a.node_id} api={api} nodeId={a.node_id} nodeName={a.node_name ?? a.node_id} canChange={canOperate && ours} />
-          ))}
-
       {activeConsole && (
         <Suspense fallback={<p aria-busy="true">Loading the terminal…</p>}>
           <SerialConsole
@@ -150,6 +143,14 @@ export function LeaseDetailPage() {
           />
         </Suspense>
       )}
+
+      {/* After the console, which opens from the allocations above (xterm.js draws nothing while off-screen). */}
+      {lease.state === 'active' &&
+        lease.allocations
+          .filter((a) => nodes.get(a.node_id))
+          .map((a) => (
+            <NodeNetworks key={a.node_id} api={api} nodeId={a.node_id} nodeName={a.node_name ?? a.node_id} canChange={canOperate && ours} />
+          ))}
 
       {canChange && <LeaseActions api={api} lease={lease} onChanged={() => detail.reload()} />}
     </section>
