@@ -174,6 +174,28 @@ describe('tenant networks on a leased node', () => {
   });
 });
 
+describe('when the network service is away', () => {
+  it('the network endpoints answer 503 with Retry-After, /readyz names it, and both recover', async () => {
+    const app = await startApp();
+    const sim = app.networks as SimulatedNetworks;
+    try {
+      sim.setUnavailable(true);
+      const list = await app.request('GET', '/v1/networks');
+      expect(list.status).toBe(503);
+      expect(list.body.error.code).toBe('backend_unavailable');
+      expect(list.headers.get('retry-after')).toBe('1');
+      const ready = await app.request('GET', '/readyz', { token: null });
+      expect(ready.status).toBe(503);
+      expect(ready.body.error.details.checks['networks (simulated)']).toContain('unavailable');
+      sim.setUnavailable(false);
+      expect((await app.request('GET', '/v1/networks')).status).toBe(200);
+      expect((await app.request('GET', '/readyz', { token: null })).body.checks).toMatchObject({ 'networks (simulated)': 'ok' });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('without a network service', () => {
   it('every network endpoint answers 409 not_configured saying what to configure', async () => {
     const bare = await startApp({ networks: false });
