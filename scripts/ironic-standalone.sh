@@ -34,73 +34,21 @@ set -euo pipefail
 # Debian's interpreter: the python3 on PATH may be pyenv's, without Ironic's modules.
 PY=/usr/bin/python3
 PACKAGES=(ironic-api ironic-conductor python3-ironicclient python3-openstackclient socat ipmitool)
+REQUIRED=(/usr/bin/ironic)
 
 log() { printf '[ironic-standalone] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 usage() { sed -n '6,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
-
-missing_packages() {
-  local p
-  for p in "${PACKAGES[@]}"; do pkg_installed "$p" || echo "$p"; done
-}
+# shellcheck source=lib/debian-packages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-packages.sh"
 
 # ---------------------------------------------------------------------------------------------------- install
 cmd_install() {
-  local missing
-  missing=$(missing_packages | tr '\n' ' ')
-  if [[ -z "${missing// /}" && -x /usr/bin/ironic ]]; then
-    log "already installed"
-    return 0
-  fi
-  [[ $(id -u) -eq 0 ]] || die "installing needs root (missing: $missing)"
-  command -v apt-get >/dev/null || die "no apt-get: install by hand: $missing"
-  # Parallel test workers may all ask at once: one installs, the others wait and find it done.
-  exec 9>/var/lock/leasehold-ironic-install.lock
-  flock -w 900 9 || die "timed out waiting for another install"
-  missing=$(missing_packages | tr '\n' ' ')
-  if [[ -z "${missing// /}" && -x /usr/bin/ironic ]]; then
-    log "installed meanwhile by another process"
-    return 0
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-
-  local p need_update=0
-  for p in $missing; do
-    if ! apt-cache show "$p" >/dev/null 2>&1; then need_update=1; fi
-  done
-  if [[ $need_update -eq 1 ]]; then
-    log "apt-get update"
-    apt-get update -q >&2
-  fi
-
-  # Keep the packaged daemons from starting (they would take port 6385).
-  local created_policy=0
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod 755 /usr/sbin/policy-rc.d
-    created_policy=1
-  fi
-  local rc=0
-  log "apt-get install $missing"
-  # shellcheck disable=SC2086
-  apt-get install -y -q --no-install-recommends $missing >&2 || rc=$?
-  if [[ $created_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
-  [[ $rc -eq 0 ]] || die "apt-get install failed ($rc)"
-
+  install_missing_packages || return 0
   # If a packaged service started anyway, stop it so port 6385 stays free.
   local svc
-  for svc in ironic-api ironic-conductor; do
-    if command -v systemctl >/dev/null && systemctl is-active --quiet "$svc" 2>/dev/null; then
-      log "stopping packaged $svc (systemd)"
-      systemctl stop "$svc" >&2 || true
-      systemctl disable "$svc" >&2 2>/dev/null || true
-    elif [[ -x /etc/init.d/$svc ]] && /etc/init.d/"$svc" status >/dev/null 2>&1; then
-      log "stopping packaged $svc (init.d)"
-      /etc/init.d/"$svc" stop >&2 || true
-    fi
-  done
+  for svc in ironic-api ironic-conductor; do stop_packaged_service "$svc"; done
   # Packaged daemons run from /usr/bin/ironic-api / ironic-conductor with the packaged config, never ours.
   local pid
   for pid in $(pgrep -f '/usr/bin/ironic-(api|conductor)' || true); do
@@ -114,16 +62,8 @@ cmd_install() {
 }
 
 # ---------------------------------------------------------------------------------------------------- helpers
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
-read_pid() {
-  local f=$1
-  [[ -s $f ]] || return 1
-  local pid
-  pid=$(tr -dc '0-9' <"$f")
-  [[ -n $pid ]] || return 1
-  echo "$pid"
-}
+# shellcheck source=lib/pid-files.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pid-files.sh"
 
 # Is PID alive and an Ironic started with this data dir's config?
 is_our_ironic() {

@@ -46,86 +46,22 @@ usage() { sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 # Keep pyenv's or a caller's Python settings out of Debian's Python (keystone-manage, the uwsgi plugin).
 unset PYTHONPATH PYTHONHOME PYTHONSTARTUP
 
-pkg_installed() { [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]; }
-
-missing_packages() {
-  local p
-  for p in "${PACKAGES[@]}"; do pkg_installed "$p" || echo "$p"; done
-}
-
-all_binaries() {
-  local b
-  for b in "${REQUIRED[@]}"; do [[ -e $b ]] || return 1; done
-}
+# shellcheck source=lib/debian-packages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-packages.sh"
 
 # ---------------------------------------------------------------------------------------------------- install
 cmd_install() {
-  local missing
-  missing=$(missing_packages | tr '\n' ' ')
-  if [[ -z "${missing// /}" ]] && all_binaries; then
-    log "already installed"
-    return 0
-  fi
-  [[ $(id -u) -eq 0 ]] || die "installing needs root (missing: $missing)"
-  command -v apt-get >/dev/null || die "no apt-get: install by hand: $missing"
-  # Parallel test workers may all ask at once: one installs, the others wait and find it done. dpkg's own lock
-  # is shared with scripts/ironic-standalone.sh's installs, so take the same lock file.
-  exec 9>/var/lock/leasehold-ironic-install.lock
-  flock -w 900 9 || die "timed out waiting for another install"
-  missing=$(missing_packages | tr '\n' ' ')
-  if [[ -z "${missing// /}" ]] && all_binaries; then
-    log "installed meanwhile by another process"
-    return 0
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-
-  local p need_update=0
-  for p in $missing; do
-    if ! apt-cache show "$p" >/dev/null 2>&1; then need_update=1; fi
-  done
-  if [[ $need_update -eq 1 ]]; then
-    log "apt-get update"
-    apt-get update -q >&2
-  fi
-
-  # The keystone package ships no daemon of its own (it is a WSGI app; its postinst creates no database and,
-  # noninteractive, runs no bootstrap), but uwsgi's packages could start an emperor: keep every daemon down.
-  local created_policy=0
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod 755 /usr/sbin/policy-rc.d
-    created_policy=1
-  fi
-  local rc=0
-  log "apt-get install $missing"
-  # shellcheck disable=SC2086
-  apt-get install -y -q --no-install-recommends $missing >&2 || rc=$?
-  if [[ $created_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
-  [[ $rc -eq 0 ]] || die "apt-get install failed ($rc)"
-  # The package registers a keystone service (uwsgi on port 5000, /etc/keystone): if it started anyway, stop it.
-  if command -v systemctl >/dev/null && systemctl is-active --quiet keystone 2>/dev/null; then
-    log "stopping packaged keystone (systemd)"
-    systemctl stop keystone >&2 || true
-    systemctl disable keystone >&2 2>/dev/null || true
-  elif [[ -x /etc/init.d/keystone ]] && /etc/init.d/keystone status >/dev/null 2>&1; then
-    log "stopping packaged keystone (init.d)"
-    /etc/init.d/keystone stop >&2 || true
-  fi
+  install_missing_packages || return 0
+  # The keystone package is a WSGI app with no daemon of its own, but it registers a keystone service (uwsgi on port
+  # 5000, /etc/keystone): if it started anyway, stop it.
+  stop_packaged_service keystone
   all_binaries || die "missing after install: ${REQUIRED[*]}"
   log "installed"
 }
 
 # ---------------------------------------------------------------------------------------------------- helpers
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
-
-read_pid() {
-  local f=$1
-  [[ -s $f ]] || return 1
-  local pid
-  pid=$(tr -dc '0-9' <"$f")
-  [[ -n $pid ]] || return 1
-  echo "$pid"
-}
+# shellcheck source=lib/pid-files.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/pid-files.sh"
 
 # Every uwsgi process (master and worker) of this data dir: they all carry its uwsgi.ini on their command line.
 our_uwsgi_pids() {

@@ -16,12 +16,12 @@
  * An Ironic behind Keystone (auth_strategy = keystone) comes from test/support/keystone.ts's
  * startIronicWithKeystone(), which creates its service user and passes `auth: 'keystone'` with `keystone` here.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ownedInstances } from './owned-instances.js';
+import { announceUnavailable, onceInstaller, scriptRunner } from './standalone-script.js';
 
 export const IRONIC_SCRIPT = fileURLToPath(new URL('../../scripts/ironic-standalone.sh', import.meta.url));
 
@@ -175,52 +175,16 @@ function computeAvailability(): IronicAvailability {
  */
 export function ironicAvailable(): IronicAvailability {
   availability ??= computeAvailability();
-  if (!availability.ok) {
-    if (process.env.CI) throw new Error(`Ironic is required under CI: ${availability.reason}`);
-    // Loud on purpose: a skipped integration suite must not look like a passing one.
-    process.stderr.write(`\n*** SKIPPING real-Ironic tests: ${availability.reason} ***\n\n`);
-  }
+  announceUnavailable('Ironic', availability);
   return availability;
 }
 
 // ------------------------------------------------------------------------------------------------ the script
 
-interface ScriptResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runScript(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<ScriptResult> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [IRONIC_SCRIPT, ...args],
-      { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL', env: { ...process.env, ...env } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
-}
-
-let installation: Promise<number> | undefined;
+const runScript = scriptRunner(IRONIC_SCRIPT);
 
 /** Installs the packages once per process (a no-op when present); resolves to the milliseconds it took. */
-export function ensureIronicInstalled(): Promise<number> {
-  installation ??= (async () => {
-    if (REQUIRED_BINARIES.every((b) => existsSync(b))) return 0;
-    const t0 = performance.now();
-    const res = await runScript(['install'], 15 * 60_000);
-    if (res.code !== 0) {
-      installation = undefined;
-      throw new Error(`ironic-standalone.sh install failed (${res.code}):\n${res.stderr.slice(-4000)}`);
-    }
-    return Math.round(performance.now() - t0);
-  })();
-  return installation;
-}
+export const ensureIronicInstalled = onceInstaller('ironic-standalone.sh', runScript, REQUIRED_BINARIES);
 
 /** A port the kernel just handed out for 127.0.0.1 (free a moment ago; start retries if it was taken). */
 export function freePort(): Promise<number> {

@@ -22,7 +22,7 @@
  * fernet keys: one's token validates at another. Outside CI a missing Keystone skips loudly; under
  * CI (`process.env.CI` set) it is an error.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startIronic, type IronicHandle, type StartIronicOptions } from './ironic.js';
 import { KeystoneApi, tokenSource } from './keystone-api.js';
 import { ownedInstances } from './owned-instances.js';
+import { announceUnavailable, onceInstaller, scriptRunner } from './standalone-script.js';
 
 export * from './keystone-api.js';
 
@@ -108,52 +109,16 @@ function computeAvailability(): KeystoneAvailability {
  */
 export function keystoneAvailable(): KeystoneAvailability {
   availability ??= computeAvailability();
-  if (!availability.ok) {
-    if (process.env.CI) throw new Error(`Keystone is required under CI: ${availability.reason}`);
-    // Loud on purpose: a skipped integration suite must not look like a passing one.
-    process.stderr.write(`\n*** SKIPPING real-Keystone tests: ${availability.reason} ***\n\n`);
-  }
+  announceUnavailable('Keystone', availability);
   return availability;
 }
 
 // ------------------------------------------------------------------------------------------------ the script
 
-interface ScriptResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runScript(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<ScriptResult> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [KEYSTONE_SCRIPT, ...args],
-      { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL', env: { ...process.env, ...env } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
-}
-
-let installation: Promise<number> | undefined;
+const runScript = scriptRunner(KEYSTONE_SCRIPT);
 
 /** Installs the packages once per process (a no-op when present); resolves to the milliseconds it took. */
-export function ensureKeystoneInstalled(): Promise<number> {
-  installation ??= (async () => {
-    if (REQUIRED_BINARIES.every((b) => existsSync(b))) return 0;
-    const t0 = performance.now();
-    const res = await runScript(['install'], 15 * 60_000);
-    if (res.code !== 0) {
-      installation = undefined;
-      throw new Error(`keystone-standalone.sh install failed (${res.code}):\n${res.stderr.slice(-4000)}`);
-    }
-    return Math.round(performance.now() - t0);
-  })();
-  return installation;
-}
+export const ensureKeystoneInstalled = onceInstaller('keystone-standalone.sh', runScript, REQUIRED_BINARIES);
 
 // uwsgi runs in its own session (setsid): a test process that exits without stop() must not leave it behind.
 const DATA_DIR_PREFIX = 'leasehold-keystone-';

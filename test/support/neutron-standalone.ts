@@ -9,7 +9,7 @@
  * their database and vhost with them. A fresh Neutron loads its schema from a dump the first one made
  * (`--schema-cache`, one per python3-neutron version): ≈ 3-6 s instead of ≈ 9-31 s of migrations.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { freePort, ironicAvailable } from './ironic.js';
 import { keystoneAvailable, tokenSource, type KeystoneApi, type KeystoneUser } from './keystone.js';
 import { NeutronApi, type NeutronAgent } from './neutron-api.js';
 import { ownedInstances } from './owned-instances.js';
+import { announceUnavailable, onceInstaller, scriptRunner } from './standalone-script.js';
 
 export const NEUTRON_SCRIPT = fileURLToPath(new URL('../../scripts/neutron-standalone.sh', import.meta.url));
 
@@ -80,52 +81,16 @@ export function neutronAvailable(): NeutronAvailability {
     const ironic = ironicAvailable();
     availability = !ks.ok ? ks : !ironic.ok ? ironic : computeAvailability();
   }
-  if (!availability.ok) {
-    if (process.env.CI) throw new Error(`Neutron is required under CI: ${availability.reason}`);
-    // Loud on purpose: a skipped integration suite must not look like a passing one.
-    process.stderr.write(`\n*** SKIPPING real-Neutron tests: ${availability.reason} ***\n\n`);
-  }
+  announceUnavailable('Neutron', availability);
   return availability;
 }
 
 // ------------------------------------------------------------------------------------------------ the script
 
-interface ScriptResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runScript(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<ScriptResult> {
-  return new Promise((resolve) => {
-    execFile(
-      'bash',
-      [NEUTRON_SCRIPT, ...args],
-      { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL', env: { ...process.env, ...env } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
-}
-
-let installation: Promise<number> | undefined;
+const runScript = scriptRunner(NEUTRON_SCRIPT);
 
 /** Installs the packages once per process (a no-op when present); resolves to the milliseconds it took. */
-export function ensureNeutronInstalled(): Promise<number> {
-  installation ??= (async () => {
-    if (REQUIRED_BINARIES.every((b) => existsSync(b))) return 0;
-    const t0 = performance.now();
-    const res = await runScript(['install'], 15 * 60_000);
-    if (res.code !== 0) {
-      installation = undefined;
-      throw new Error(`neutron-standalone.sh install failed (${res.code}):\n${res.stderr.slice(-4000)}`);
-    }
-    return Math.round(performance.now() - t0);
-  })();
-  return installation;
-}
+export const ensureNeutronInstalled = onceInstaller('neutron-standalone.sh', runScript, REQUIRED_BINARIES);
 
 // neutron-server and the agent run in sessions of their own (setsid): a test process that dies without stop()
 // signals both at exit; one killed outright leaves them, their database and vhost to the next reaper (stop --drop-db).
