@@ -11,6 +11,8 @@ import { loadLeases, selectOffers, toEvent, toOffer, type EventRow } from './lea
 import type {
   Booking,
   CurrentLease,
+  FreeStarts,
+  Hold,
   EventFilter,
   LeaseFilter,
   LeasingStore,
@@ -22,6 +24,8 @@ import { availabilityBookings, bookings, type AvailabilityBookingFilter } from '
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { heldWindows } from './queries/held-windows.js';
 import { createLease } from './queries/create-lease.js';
+import { freeStarts } from './queries/free-starts.js';
+import { planningHolds } from './queries/planning-holds.js';
 import { insertEvents } from './queries/insert-events.js';
 import { handedOver } from './queries/node-view-query.js';
 import { tstzRange } from './queries/ranges.js';
@@ -132,6 +136,14 @@ export class KyselyLeasingStore implements LeasingStore {
 
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]> {
     return guard(() => bookings(this.db, { nodeIds, from, to }));
+  }
+
+  holds(nodeIds: readonly string[], from: Date, to: Date | null): Promise<readonly Hold[]> {
+    return guard(() => planningHolds(this.db, nodeIds, from, to));
+  }
+
+  freeStarts(nodeIds: readonly string[], from: Date, to: Date, spanMs: number): Promise<readonly FreeStarts[]> {
+    return guard(() => freeStarts(this.db, nodeIds, from, to, spanMs));
   }
 
   availabilityBookings(filter: AvailabilityBookingFilter): Promise<readonly BookingDetail[]> {

@@ -17,6 +17,7 @@ import type { WebhookOutbox } from './webhook-outbox.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
+import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
 import { ensureProject } from './queries/ensure-project.js';
@@ -28,6 +29,7 @@ import type {
   NodeFilter,
   NodeRecord,
   NodeVisibility,
+  PlanningChanges,
   ProjectPatch,
   Store,
   SyncResult,
@@ -317,6 +319,10 @@ export class KyselyStore implements Store {
 
   allNodes(): Promise<readonly NodeView[]> {
     return guarded(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
+  }
+
+  planningChanges(since: string | null): Promise<PlanningChanges> {
+    return guarded(() => planningChanges(this.db, since));
   }
 
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>> {
