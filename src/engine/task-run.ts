@@ -12,7 +12,7 @@ export interface TaskDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly inventory: InventorySync;
-  /** How soon to look again at a node that is carrying out an action (power off, cleaning). */
+  /** The longest wait before looking again at a node that is carrying out an action (power off, cleaning). */
   readonly settleMs: number;
 }
 
@@ -30,6 +30,10 @@ export interface TaskMemory {
   failures: number;
   /** Power-off requests made by this process in the current release (see the power_off step). */
   powerOffRequests: number;
+  /** Looks at a node still carrying out an action in the current step: the next look comes twice as late. */
+  waits?: number;
+  /** The step those looks were for. */
+  waitingStep?: string | null;
 }
 
 /** One run of one task on one allocation: the context and helpers that write progress with the right ids. */
