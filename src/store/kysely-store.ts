@@ -11,12 +11,13 @@ import { keysetPage } from './keyset-page.js';
 import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
-import type { LeasingStore } from './leasing-store.js';
+import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
+import { nodeWithLease } from './queries/node-with-lease.js';
 import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
@@ -307,6 +308,10 @@ export class KyselyStore implements Store {
         .executeTakeFirst();
       return row ? toNodeView(row) : null;
     });
+  }
+
+  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
+    return guarded(() => nodeWithLease(this.db, idOrName, now));
   }
 
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {

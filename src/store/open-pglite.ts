@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -5,6 +6,7 @@ import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { migrate, type MigrateOptions } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { buildImage, shippedImage } from './pglite-image.js';
 
 export const MEMORY_DATA_DIR = 'memory://';
 
@@ -23,7 +25,7 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
   let pglite: PGlite;
   let lock: DataDirLock | null = null;
   if (dataDir === MEMORY_DATA_DIR) {
-    memoryImage ??= buildMemoryImage().catch((err: unknown) => {
+    memoryImage ??= buildImage().catch((err: unknown) => {
       memoryImage = null; // let a later call try again
       throw err;
     });
@@ -33,7 +35,9 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
     await mkdir(pgdata, { recursive: true, mode: 0o700 });
     lock = await lockDataDir(dataDir);
     try {
-      pglite = await PGlite.create(pgdata, { extensions: { btree_gist } });
+      // A data directory never initialised starts from the shipped image (no initdb); an existing one as it is.
+      const image = existsSync(join(pgdata, 'PG_VERSION')) ? null : await shippedImage();
+      pglite = await PGlite.create(pgdata, { extensions: { btree_gist }, ...(image ? { loadDataDir: image } : {}) });
     } catch (err) {
       await lock.release();
       throw err;
@@ -49,14 +53,4 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
     throw err;
   }
   return dialect;
-}
-
-async function buildMemoryImage(): Promise<Blob> {
-  const pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist } });
-  try {
-    await migrate((fn) => new PGliteDialect(pglite).runExclusive(fn));
-    return await pglite.dumpDataDir('none');
-  } finally {
-    await pglite.close();
-  }
 }

@@ -3,7 +3,7 @@ import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
 import type { Offer } from '../domain/leasing.js';
 import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
-import type { LeasingStore } from './leasing-store.js';
+import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -156,6 +156,11 @@ export interface Store {
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
   /** By the driver's uuid or by the node's name (unique in Ironic). */
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null>;
+  /**
+   * A live node by id or name (whoever may see it) with the lease granting access to it at `now`, in one query:
+   * what a node request decides on (the caller's relation to it is decided from these, domain/policy.ts).
+   */
+  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null>;
   /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
   /** Every live node with its resolved owner, for the scheduler (one query; ~10k rows is fine). */
