@@ -5,6 +5,7 @@ import type { DriverNode } from '../drivers/hardware-driver.js';
 import { carriesMark, clearLeaseMark, leaseMarkOf } from '../drivers/lessee-mark.js';
 import { NEVER_HANDED_OVER } from './start-task.js';
 import { DONE } from './task-run.js';
+import type { Logger } from '../logger.js';
 import type { EngineEvent, TaskOutcome, TaskRun } from './task-run.js';
 
 /** What one release step decided, after looking at the node (and maybe acting on it). */
@@ -71,6 +72,8 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
   }
 
   let step: ReleaseStep = (releasing && allocation.step) || ReleaseStep.ClearLessee;
+  // Progress and events are written once per run (TaskRun.defer), when it waits, yields or ends.
+  run.defer();
   if (!releasing) {
     run.memory.powerOffRequests = 0;
     await run.update({ state: AllocationState.Releasing, step, last_error: missedStart(run) }, [
@@ -78,7 +81,18 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
     ]);
     log.info('end: releasing the node');
   }
+  try {
+    return await releaseSteps(run, step, log);
+  } finally {
+    // Also when a step failed: what was done before it is recorded (the engine retries from there).
+    await run.flush();
+  }
+}
 
+async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promise<TaskOutcome> {
+  const { deps } = run;
+  let step = from;
+  let recorded: string | null = null;
   for (let again = 0, steps = 0; ; steps++) {
     if (steps >= MAX_STEPS_PER_RUN) return waitOutcome(run, step, 'many steps in one run');
     let node: DriverNode;
@@ -88,19 +102,20 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
       if (!(err instanceof NotFoundError)) throw err;
       return quarantine(run, step, null, `node ${run.nodeId} no longer exists in Ironic: it could not be cleaned`);
     }
+    // The store shows the node as this run sees it, once per change of its state (not after every action).
+    const state = `${node.provision_state}|${node.target_provision_state}|${node.power_state}|${node.target_power_state}|${node.console_enabled}|${node.lessee}`;
+    if (recorded !== state && from !== ReleaseStep.ClearLessee) await run.recordNode(node);
+    recorded = state;
     log.debug({ step, provision_state: node.provision_state, power_state: node.power_state }, 'release step');
     const result = await runStepOnce(run, step, node);
     switch (result.kind) {
       case 'next':
-        if (step === ReleaseStep.ClearLessee) {
-          // Access in Ironic is gone: the rest (power, cleaning) goes on in the engine's release queue, so every
-          // due lessee is cleared before any node's cleaning holds a worker (TaskLane).
-          await run.update({ step: result.step });
-          return { kind: 'later', at: run.now() };
-        }
         step = result.step;
         again = 0;
         await run.update({ step });
+        // Access in Ironic is gone: the rest (power, cleaning) goes on in the engine's release queue, so every
+        // due lessee is cleared before any node's cleaning holds a worker (TaskLane).
+        if (from === ReleaseStep.ClearLessee && steps === 0) return { kind: 'later', at: run.now() };
         continue;
       case 'again':
         if (++again <= MAX_AGAIN) continue;
@@ -108,7 +123,6 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
       case 'wait':
         return waitOutcome(run, step, result.why);
       case 'released':
-        await run.recordNode(node);
         await run.update({ state: AllocationState.Released, step: null, last_error: missedStart(run) }, [
           { type: 'allocation.released', message: `node ${run.nodeId} is clean and back in the pool` },
         ]);
@@ -151,8 +165,8 @@ function busy(node: DriverNode): StepResult | null {
   return node.reservation !== null ? { kind: 'wait', why: `node locked by ${node.reservation}` } : null;
 }
 
+/** An action was asked of the node: its event (written with the run's progress); the node is recorded once it is seen changed. */
 async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
-  await run.refreshNode();
   await run.update({}, [event]);
 }
 
