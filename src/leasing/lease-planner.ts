@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError, LeaseConflictError, LeaseUnavailableError, PolicyViolationError } from '../domain/errors.js';
 import { compileAgainst } from '../domain/expression/compile.js';
-import { evaluate } from '../domain/expression/evaluate.js';
+import { compilePredicate } from '../domain/expression/evaluate.js';
 import type { Project } from '../domain/identity.js';
 import type { NodeView, PlanNode } from '../domain/inventory.js';
 import { offerAllows, type Lease, type Offer } from '../domain/leasing.js';
@@ -97,8 +97,13 @@ export class LeasePlanner {
       offersByNode: { get: (id) => this.index.offersOf(id) },
       heldByNode: holds,
     };
-    // Per group, the nodes that may serve it as far as the index tells (hardware, health, policy), best first.
-    const ranked = groups.map((g) => ('node' in g ? [g.node] : known.filter((n) => evaluate(g.expr, n) && mayServe(n, window, ctx))));
+    // Per group, the nodes that may serve it as far as the index tells (hardware, health, policy), best first:
+    // walked only as far as the looks below need (FIRST_LOOK, then widened).
+    const ranked = groups.map((g) => {
+      if ('node' in g) return new Ranked([g.node], () => true);
+      const matches = compilePredicate(g.expr);
+      return new Ranked(known, (n) => matches(n) && mayServe(n, window, ctx));
+    });
     const from = Math.min(now, start);
     const fetch = async (ids: readonly string[]) => {
       const missing = ids.filter((id) => !holds.has(id));
@@ -108,15 +113,16 @@ export class LeasePlanner {
       }
     };
     for (let look = 1; ; look *= WIDEN) {
-      const subset = ranked.map((r, i) => r.slice(0, FIRST_LOOK(groups[i]!.count) * look));
+      const subset = ranked.map((r, i) => r.take(FIRST_LOOK(groups[i]!.count) * look));
       await fetch([...new Set(subset.flat().map((n) => n.id))]);
       const result = planWindow(unique(subset.flat()), groups, window, ctx);
       if (result.ok) {
         const allocations = result.nodes.flatMap((ids, group_index) => ids.map((node_id) => ({ node_id, group_index })));
-        const alternatives = ranked.map((r, i) => alternativesOf(r, result.nodes[i]!, groups[i]!.count, ctx, window));
-        return { start: new Date(start), end: new Date(end), allocations, nodes: new Map(known.map((n) => [n.id, n])), alternatives };
+        const alternatives = ranked.map((r, i) => alternativesOf(r.take(ALTERNATIVES(groups[i]!.count) * 2), result.nodes[i]!, groups[i]!.count, ctx, window));
+        const nodes = new Map(allocations.map((a) => [a.node_id, this.index.find(a.node_id)!]));
+        return { start: new Date(start), end: new Date(end), allocations, nodes, alternatives };
       }
-      if (subset.every((s, i) => s.length === ranked[i]!.length)) break;
+      if (ranked.every((r, i) => r.done && subset[i]!.length === r.size)) break;
     }
 
     // Refused: the report over every node the project may know of (the ones not ranked were refused on health or
@@ -190,13 +196,10 @@ export class LeasePlanner {
       const expr = compileAgainst(g.where, facts, { name: `groups.${i}.where`, label: `groups[${i}].where` });
       specs.push({ count: g.count, where: g.where, expr });
     });
-    const byKey = new Map<string, PlanNode>();
-    for (const n of nodes) {
-      byKey.set(n.id, n);
-      if (n.name) byKey.set(n.name, n);
-    }
+    const known = ask.nodes?.length ? new Set(nodes) : null;
     for (const key of ask.nodes ?? []) {
-      const node = byKey.get(key);
+      const found = this.index.find(key);
+      const node = found && known?.has(found) ? found : undefined;
       // A node the project neither owns nor could be offered is reported like one that does not exist.
       if (!node) {
         throw new InvalidRequestError(`nodes: no node ${JSON.stringify(key)} is known to you`, { details: { field: 'nodes', node: key } });
@@ -247,6 +250,36 @@ function hideUnoffered(
         details: { field: 'nodes', node: g.asked },
       });
     }
+  }
+}
+
+/** A group's candidates, best first, found by walking the cost-ordered nodes only as far as asked. */
+class Ranked {
+  private readonly found: PlanNode[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly nodes: readonly PlanNode[],
+    private readonly admits: (node: PlanNode) => boolean,
+  ) {}
+
+  /** Candidates found so far. */
+  get size(): number {
+    return this.found.length;
+  }
+
+  /** Whether every node has been looked at. */
+  get done(): boolean {
+    return this.next >= this.nodes.length;
+  }
+
+  /** The first `count` candidates (fewer when there are no more). */
+  take(count: number): readonly PlanNode[] {
+    while (this.found.length < count && this.next < this.nodes.length) {
+      const node = this.nodes[this.next++]!;
+      if (this.admits(node)) this.found.push(node);
+    }
+    return this.found.slice(0, count);
   }
 }
 

@@ -14,11 +14,17 @@ import type { Store } from '../store/store.js';
  * of a 464 ms quote (rows with four jsonb columns, ~30,000 dates parsed, garbage collection); a refresh that finds
  * nothing costs one round trip.
  */
+const NONE: readonly Offer[] = [];
+
 export class PlanningIndex {
   private watermark: string | null = null;
   private readonly nodes = new Map<string, PlanNode>();
   private readonly byName = new Map<string, PlanNode>();
   private readonly offers = new Map<string, Map<string, Offer>>();
+  /** The same offers as lists, made once per change (planning asks for them once per node per plan). */
+  private readonly offerLists = new Map<string, readonly Offer[]>();
+  /** Per project: the nodes it may know of, for this version, until an offer among theirs ends. */
+  private readonly knownCache = new Map<string, { version: number; until: number; nodes: readonly PlanNode[] }>();
   private sorted: readonly PlanNode[] | null = null;
   /** Bumped by every refresh that changed something: what per-project caches are keyed by. */
   private version = 0;
@@ -61,16 +67,33 @@ export class PlanningIndex {
 
   /** The offers in force (not withdrawn) on a node, in no particular order. */
   offersOf(nodeId: string): readonly Offer[] {
-    const offers = this.offers.get(nodeId);
-    return offers ? [...offers.values()] : [];
+    return this.offerLists.get(nodeId) ?? NONE;
   }
 
   /**
    * The nodes `project` may lease or be told about, best fit first: those it owns, and those with an offer open to
-   * it at or after `now` (not over, allowing the project).
+   * it at or after `now` (not over, allowing the project). Kept per project until the index changes or one of the
+   * offers that made a node known ends.
    */
-  knownTo(project: Pick<Project, 'id'>, now: number): PlanNode[] {
-    return this.byCost().filter((n) => n.owner_project?.id === project.id || this.offeredTo(n.id, project.id, now));
+  knownTo(project: Pick<Project, 'id'>, now: number): readonly PlanNode[] {
+    const cached = this.knownCache.get(project.id);
+    if (cached && cached.version === this.version && now < cached.until) return cached.nodes;
+    let until = Infinity;
+    const nodes = this.byCost().filter((n) => {
+      if (n.owner_project?.id === project.id) return true;
+      let known = false;
+      for (const o of this.offersOf(n.id)) {
+        const end = o.end?.getTime() ?? Infinity;
+        if (end > now && offerAllows(o, project.id)) {
+          known = true;
+          until = Math.min(until, end);
+        }
+      }
+      return known;
+    });
+    if (this.knownCache.size > 1_000) this.knownCache.clear();
+    this.knownCache.set(project.id, { version: this.version, until, nodes });
+    return nodes;
   }
 
   /** The facts expressions may name for `project`: those of the nodes it may know of (never the rest's). */
@@ -82,13 +105,6 @@ export class PlanningIndex {
     if (this.factsCache.size > 1_000) this.factsCache.clear();
     this.factsCache.set(project.id, { key, facts });
     return facts;
-  }
-
-  private offeredTo(nodeId: string, projectId: string, now: number): boolean {
-    const offers = this.offers.get(nodeId);
-    if (!offers) return false;
-    for (const o of offers.values()) if ((o.end === null || o.end.getTime() > now) && offerAllows(o, projectId)) return true;
-    return false;
   }
 
   private track(run: Promise<void>): Promise<void> {
@@ -114,15 +130,19 @@ export class PlanningIndex {
         if (node.name) this.byName.set(node.name, node);
       }
     }
+    if (changes.full) this.offerLists.clear();
     for (const offer of changes.offers) {
       let offers = this.offers.get(offer.node_id);
-      if (offer.withdrawn_at !== null) {
-        offers?.delete(offer.id);
-        if (offers?.size === 0) this.offers.delete(offer.node_id);
-        continue;
+      if (offer.withdrawn_at !== null) offers?.delete(offer.id);
+      else {
+        if (!offers) this.offers.set(offer.node_id, (offers = new Map()));
+        offers.set(offer.id, offer);
       }
-      if (!offers) this.offers.set(offer.node_id, (offers = new Map()));
-      offers.set(offer.id, offer);
+      if (offers?.size) this.offerLists.set(offer.node_id, [...offers.values()]);
+      else {
+        this.offers.delete(offer.node_id);
+        this.offerLists.delete(offer.node_id);
+      }
     }
     if (changes.full || changes.nodes.length > 0 || changes.offers.length > 0) {
       this.version++;
