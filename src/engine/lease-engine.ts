@@ -46,6 +46,12 @@ export interface LeaseEngineOptions {
    * comes after 50 ms and each next one twice as late, up to this. Default 1 s.
    */
   readonly settleMs?: number;
+  /**
+   * How long one run of a release may watch a node carrying out an action (a power off, a cleaning) before it
+   * hands the task back to be looked at again later. Default 2 s: simulated actions and Ironic's fake power are
+   * over within it, so a release is one run instead of four (tests on a manual clock set 0).
+   */
+  readonly watchMs?: number;
 }
 
 /** Claims one runDue makes at most, so a flood of due work still lets the timer re-arm. */
@@ -112,6 +118,7 @@ export class LeaseEngine {
       logger: options.logger.child({ component: 'lease-engine', worker: this.workerId }),
       inventory: options.inventory,
       settleMs: options.settleMs ?? 1_000,
+      watchMs: options.watchMs ?? 2_000,
     };
   }
 

@@ -92,7 +92,7 @@ export async function runEndTask(run: TaskRun): Promise<TaskOutcome> {
 async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promise<TaskOutcome> {
   const { deps } = run;
   let step = from;
-  let recorded: string | null = null;
+  let watched = 0;
   for (let again = 0, steps = 0; ; steps++) {
     if (steps >= MAX_STEPS_PER_RUN) return waitOutcome(run, step, 'many steps in one run');
     let node: DriverNode;
@@ -102,10 +102,6 @@ async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promi
       if (!(err instanceof NotFoundError)) throw err;
       return quarantine(run, step, null, `node ${run.nodeId} no longer exists in Ironic: it could not be cleaned`);
     }
-    // The store shows the node as this run sees it, once per change of its state (not after every action).
-    const state = `${node.provision_state}|${node.target_provision_state}|${node.power_state}|${node.target_power_state}|${node.console_enabled}|${node.lessee}`;
-    if (recorded !== state && from !== ReleaseStep.ClearLessee) await run.recordNode(node);
-    recorded = state;
     log.debug({ step, provision_state: node.provision_state, power_state: node.power_state }, 'release step');
     const result = await runStepOnce(run, step, node);
     switch (result.kind) {
@@ -120,9 +116,22 @@ async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promi
       case 'again':
         if (++again <= MAX_AGAIN) continue;
         return waitOutcome(run, step, 'the node has not settled yet');
-      case 'wait':
-        return waitOutcome(run, step, result.why);
+      case 'wait': {
+        // Watch the node for a moment before handing the task back: most actions are over within it, and each
+        // hand-back costs a claim, a re-read of the allocation and a re-schedule (issue 15).
+        const delay = nextLook(run, step);
+        if (watched + delay > deps.watchMs) {
+          await run.recordNode(node);
+          return waitOutcome(run, step, result.why, delay);
+        }
+        // What the actions so far did goes to the audit log before the wait (a crash during it loses nothing).
+        await run.flush(false);
+        await deps.clock.sleep(delay);
+        watched += delay;
+        continue;
+      }
       case 'released':
+        await run.recordNode(node);
         await run.update({ state: AllocationState.Released, step: null, last_error: missedStart(run) }, [
           { type: 'allocation.released', message: `node ${run.nodeId} is clean and back in the pool` },
         ]);
@@ -147,7 +156,8 @@ async function runStepOnce(run: TaskRun, step: ReleaseStep, node: DriverNode): P
   }
 }
 
-function waitOutcome(run: TaskRun, step: ReleaseStep, why: string): TaskOutcome {
+/** How long until the next look at a node carrying out the action of `step`: 50 ms, then twice as long, up to settleMs. */
+function nextLook(run: TaskRun, step: ReleaseStep): number {
   const { memory } = run;
   if (memory.waitingStep !== step) {
     memory.waitingStep = step;
@@ -155,7 +165,10 @@ function waitOutcome(run: TaskRun, step: ReleaseStep, why: string): TaskOutcome 
   }
   const waits = memory.waits ?? 0;
   memory.waits = waits + 1;
-  const delay = Math.min(run.deps.settleMs, FIRST_LOOK_MS * 2 ** waits);
+  return Math.min(run.deps.settleMs, FIRST_LOOK_MS * 2 ** waits);
+}
+
+function waitOutcome(run: TaskRun, step: ReleaseStep, why: string, delay = nextLook(run, step)): TaskOutcome {
   run.deps.logger.child(run.logFields).debug({ step, why, retry_in_ms: delay }, 'release step waiting');
   return { kind: 'later', at: new Date(run.now().getTime() + delay) };
 }
@@ -165,7 +178,7 @@ function busy(node: DriverNode): StepResult | null {
   return node.reservation !== null ? { kind: 'wait', why: `node locked by ${node.reservation}` } : null;
 }
 
-/** An action was asked of the node: its event (written with the run's progress); the node is recorded once it is seen changed. */
+/** An action was asked of the node: its event, written with the run's progress (the node is recorded as the run leaves it). */
 async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
   await run.update({}, [event]);
 }

@@ -14,6 +14,8 @@ export interface TaskDeps {
   readonly inventory: InventorySync;
   /** The longest wait before looking again at a node that is carrying out an action (power off, cleaning). */
   readonly settleMs: number;
+  /** How long one run may watch a node carrying out an action before it hands the task back (0: never). */
+  readonly watchMs: number;
 }
 
 /** How a run of a task ended, short of an error (errors are retried with backoff by the engine). */
