@@ -22,6 +22,7 @@ import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
 import { ensureProject } from './queries/ensure-project.js';
+import { inList } from './queries/ranges.js';
 import { toInventoryNode, toNodeView, toProject, toToken, toUser } from './row-mappers.js';
 import type {
   NewProject,
@@ -317,7 +318,7 @@ export class KyselyStore implements Store {
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {
     if (ids.length === 0) return Promise.resolve(new Map());
     return guarded(async () => {
-      const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+      const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where(inList('id', [...new Set(ids)])).execute();
       return new Map(rows.map((r) => [r.id, r.name]));
     });
   }
