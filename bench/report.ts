@@ -95,7 +95,7 @@ export function formatReport(r: BenchReport): string {
         ['create max (ms)', (e) => lat(e.quoteCreate?.result.create, 'max')],
         ['create answers other than 201', (e) => counts(e.quoteCreate?.result.createOther)],
         ['allocations per created lease', (e) => (e.quoteCreate ? fmt(e.quoteCreate.result.allocationsPerLease, 0) : '-')],
-        ['store.allNodes() p50 (ms) (per plan)', (e) => lat(e.quoteCreate?.result.allNodes, 'p50')],
+        ['store.allNodes() p50 (ms) (the whole inventory; plans no longer read it)', (e) => lat(e.quoteCreate?.result.allNodes, 'p50')],
         ['overlapping allocations (SQL)', (e) => (e.quoteCreate ? String(e.quoteCreate.result.overlaps) : '-')],
         ['RSS peak: seeding', (e) => (e.seed ? mib(e.seed.rssPeak) : '-')],
         ['RSS peak: quotes and creates', (e) => (e.quoteCreate ? mib(e.quoteCreate.rssPeak) : '-')],
@@ -278,6 +278,11 @@ function formatProcess(r: NonNullable<BenchReport['process']>): string {
       [`new data directory (ms), n ${p.fresh.n}`, `${fmt(p.fresh.p50, 0)} / ${fmt(p.fresh.max, 0)}`],
       [`restart on the same data directory (ms), n ${p.restart.n}`, `${fmt(p.restart.p50, 0)} / ${fmt(p.restart.max, 0)}`],
       ['idle demo 5 s after start: RSS / peak', `${mib(p.idleRss)} / ${mib(p.idlePeak)}`],
+      [
+        p.atScale ? `on PostgreSQL with ${n(p.atScale.nodes)} nodes and ${n(p.atScale.leases)} leases, after 20 quotes: RSS / peak` : 'with a large inventory (needs PostgreSQL)',
+        p.atScale ? `${mib(p.atScale.rss)} / ${mib(p.atScale.peak)}` : '-',
+      ],
+      ['  its seed-request quote over HTTP, p50 (ms)', p.atScale ? fmt(p.atScale.quoteP50) : '-'],
     ]),
   ].join('\n');
 }

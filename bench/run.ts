@@ -172,7 +172,8 @@ async function main(): Promise<number> {
   if (options.sections.has(6)) {
     progress('6: leasehold serve: start, restart, idle memory');
     try {
-      report.process = { result: await benchProcess() };
+      const postgres = (await postgresAnswers(options.adminUrl)) && options.engine !== 'pglite' ? options.adminUrl : null;
+      report.process = { result: await benchProcess(postgres, { nodes: options.sizes.nodes, leases: options.sizes.leases }) };
     } catch (err) {
       report.process = { error: describe(err) };
       progress(`6 FAILED: ${describe(err)}`);
