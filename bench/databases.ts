@@ -21,6 +21,8 @@ export interface BenchSql {
  */
 export interface BenchDatabase {
   readonly engine: EngineName;
+  /** PostgreSQL: the database's URL (another process may open it); PGlite: null. */
+  readonly url: string | null;
   readonly sql: BenchSql;
   /** The store of the first app (PGlite: the only one possible, it has one session). */
   readonly store: Store;
@@ -46,6 +48,7 @@ async function openPGliteDatabase(): Promise<BenchDatabase> {
   };
   return {
     engine: 'pglite',
+    url: null,
     sql,
     store,
     openReplicaStore: () => Promise.reject(new Error('PGlite has a single session: no second replica')),
@@ -68,6 +71,7 @@ async function openPostgresDatabase(adminUrl: string): Promise<BenchDatabase> {
     stores.push(store);
     const database: BenchDatabase = {
       engine: 'postgres',
+      url: databaseUrl,
       store,
       closedStats: null,
       sql: {

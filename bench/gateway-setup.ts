@@ -262,7 +262,7 @@ export async function api(url: string, token: string, method: string, path: stri
 }
 
 /** Under local identity: a project (the nodes' Ironic owner is its name) and a member with a token, by the admin. */
-async function localMember(url: string, projectName: string): Promise<{ projectId: string; token: string }> {
+export async function localMember(url: string, projectName: string): Promise<{ projectId: string; token: string }> {
   const project = await api(url, ADMIN_TOKEN, 'POST', '/v1/projects', { name: projectName });
   const user = await api(url, ADMIN_TOKEN, 'POST', '/v1/users', { name: `${projectName}-member`, project_id: project.id, role: 'member' });
   return { projectId: project.id as string, token: (await api(url, ADMIN_TOKEN, 'POST', '/v1/tokens', { user_id: user.id })).token as string };

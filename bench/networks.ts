@@ -4,7 +4,7 @@ import type { Sizes } from './options.js';
 import { fmt, summarize, table, type LatencySummary } from './stats.js';
 
 /**
- * Section 5: tenant networks against a real Neutron (issue 14), in the suites' lab (test/support/neutron.ts:
+ * Section 7: tenant networks against a real Neutron (issue 14), in the suites' lab (test/support/neutron.ts:
  * Keystone, Neutron with ML2 `baremetal` and ironic-neutron-agent, Ironic with the `neutron` network interface)
  * with the real `leasehold serve` in front (LEASEHOLD_IDENTITY=keystone, Ironic and Neutron from the catalog).
  *
@@ -137,7 +137,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 }
 
 export function formatNetworks(s: NetworksSection | undefined, error: string | undefined): string {
-  const title = '5. Tenant networks against a real Neutron: attach through Leasehold vs directly, and the hand-back at a lease end';
+  const title = '7. Tenant networks against a real Neutron: attach through Leasehold vs directly, and the hand-back at a lease end';
   if (error) return `${title}\nFAILED: ${error}`;
   if (!s) return '';
   if ('skipped' in s) return `${title}\n${s.skipped}`;

@@ -42,7 +42,13 @@ export interface Sizes {
   readonly gatewayClients: number;
   readonly gatewayRounds: number;
   readonly gatewayBurst: number;
-  /** Section 5: attaches per kind (through Leasehold, directly), and lease ends with a network attached. */
+  /** Section 4's engine part: nodes of the large hand-over and hand-back, and 4-node leases started alone. */
+  readonly engineBurst: number;
+  readonly engineProbes: number;
+  /** Section 5: inventory sizes whose quotes and lists are timed (two leases per node), and quotes per size. */
+  readonly growth: readonly number[];
+  readonly growthQuotes: number;
+  /** Section 7: attaches per kind (through Leasehold, directly), and lease ends with a network attached. */
   readonly networkAttaches: number;
   readonly networkEnds: number;
 }
@@ -83,6 +89,10 @@ const FULL: Sizes = {
   gatewayClients: 8,
   gatewayRounds: 5,
   gatewayBurst: 400,
+  engineBurst: 200,
+  engineProbes: 10,
+  growth: [1_000, 10_000, 50_000],
+  growthQuotes: 30,
   networkAttaches: 10,
   networkEnds: 3,
 };
@@ -108,18 +118,23 @@ const QUICK: Sizes = {
   gatewayBurst: 200,
   networkAttaches: 3,
   networkEnds: 1,
+  engineBurst: 40,
+  engineProbes: 5,
+  growth: [200, 1_000, 5_000],
+  growthQuotes: 10,
 };
 
-export const SECTIONS = [1, 2, 3, 4, 5] as const;
+export const SECTIONS = [1, 2, 3, 4, 5, 6, 7] as const;
 
-export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4,5]
+export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4,5,6,7]
                       [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
   --json[=path]  also write the results as JSON (default path: bench-results.json)
-  --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway against a real Ironic,
-                 5 tenant networks against a real Neutron: skipped when its OpenStack services are not installed)
+  --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway and engine against a
+                 real Ironic, 5 growth: quotes and lists at 1,000 / 10,000 / 50,000 nodes, 6 process start and memory,
+                 7 tenant networks against a real Neutron: skipped when its OpenStack services are not installed)
   --ironic-auth  section 4's Ironic: noauth, http_basic, keystone (Keystone in front of Ironic and as Leasehold's
                  identity), all three, or a list run one after the other in the order given (default:
                  noauth,keystone; a variant whose OpenStack services are not installed is skipped and says so)

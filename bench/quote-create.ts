@@ -22,7 +22,7 @@ export interface QuoteCreateResult {
   /** Answers other than 200 (quote) / 201 (create), by status. */
   readonly quoteOther: Record<string, number>;
   readonly createOther: Record<string, number>;
-  /** The store's whole-inventory read the planner makes per request. */
+  /** The store's whole-inventory read (what each plan made before the planning index; kept for comparison). */
   readonly allNodes: LatencySummary;
   readonly allocationsPerLease: number;
   readonly overlaps: number;

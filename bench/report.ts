@@ -1,5 +1,8 @@
 import type { Comparison, GatewayLatencyResult, GatewaySection } from './gateway-latency.js';
+import type { GrowthPoint } from './growth.js';
+import type { IronicEngineResult } from './ironic-engine.js';
 import type { LeaseEndsResult } from './lease-ends.js';
+import type { ProcessResult } from './process-start.js';
 import type { MachineInfo } from './machine.js';
 import { formatNetworks, type NetworksSection } from './networks.js';
 import { GATEWAY_AUTHS, type EngineName, type GatewayAuth, type Sizes } from './options.js';
@@ -26,6 +29,7 @@ export interface EngineResults {
   quoteCreate?: Measured<QuoteCreateResult>;
   race?: Measured<RaceResult>;
   leaseEnds?: Measured<LeaseEndsResult>;
+  growth?: Measured<GrowthPoint[]>;
   /** A section that failed: its error, so the others still report. */
   errors: string[];
 }
@@ -41,6 +45,10 @@ export interface BenchReport {
   gateway?: GatewayVariant[];
   /** Section 5 (once): tenant networks against a real Neutron, or why it did not run, or its error. */
   networks?: { section?: NetworksSection; error?: string };
+  /** Section 4's engine part (run once): its figures, or why it did not run, or its error. */
+  ironicEngine?: { result: IronicEngineResult } | { skipped: string } | { error: string };
+  /** Section 6 (run once). */
+  process?: { result: ProcessResult } | { error: string };
   totalS: number;
 }
 
@@ -90,7 +98,7 @@ export function formatReport(r: BenchReport): string {
         ['create max (ms)', (e) => lat(e.quoteCreate?.result.create, 'max')],
         ['create answers other than 201', (e) => counts(e.quoteCreate?.result.createOther)],
         ['allocations per created lease', (e) => (e.quoteCreate ? fmt(e.quoteCreate.result.allocationsPerLease, 0) : '-')],
-        ['store.allNodes() p50 (ms) (per plan)', (e) => lat(e.quoteCreate?.result.allNodes, 'p50')],
+        ['store.allNodes() p50 (ms) (the whole inventory; plans no longer read it)', (e) => lat(e.quoteCreate?.result.allNodes, 'p50')],
         ['overlapping allocations (SQL)', (e) => (e.quoteCreate ? String(e.quoteCreate.result.overlaps) : '-')],
         ['RSS peak: seeding', (e) => (e.seed ? mib(e.seed.rssPeak) : '-')],
         ['RSS peak: quotes and creates', (e) => (e.quoteCreate ? mib(e.quoteCreate.rssPeak) : '-')],
@@ -143,10 +151,16 @@ export function formatReport(r: BenchReport): string {
       '',
     );
   }
+  const e5 = r.engines.filter((e) => e.growth);
+  if (e5.length > 0) out.push(formatGrowth(e5), '');
   if (r.gateway) out.push(formatGateway(r.gateway, s), '');
   if (r.networks) out.push(formatNetworks(r.networks.section, r.networks.error), '');
+  if (r.ironicEngine) out.push(formatIronicEngine(r.ironicEngine), '');
+  if (r.process) out.push(formatProcess(r.process), '');
   for (const e of r.engines) for (const err of e.errors) out.push(`ERROR [${e.engine}] ${err}`);
   for (const v of r.gateway ?? []) if (v.error) out.push(`ERROR [4. gateway, ${v.auth}] ${v.error}`);
+  if (r.ironicEngine && 'error' in r.ironicEngine) out.push(`ERROR [4. engine] ${r.ironicEngine.error}`);
+  if (r.process && 'error' in r.process) out.push(`ERROR [6. process] ${r.process.error}`);
   out.push(`total run time: ${fmt(r.totalS)} s`);
   return out.join('\n');
 }
@@ -215,5 +229,64 @@ function formatGateway(variants: readonly GatewayVariant[], s: Sizes): string {
     ),
     ...against,
     ...skipped,
+  ].join('\n');
+}
+
+/** Section 5: per engine and inventory size, the quote and the whole lists. */
+function formatGrowth(engines: readonly EngineResults[]): string {
+  const sizes = engines[0]!.growth!.result.map((g) => g.nodes);
+  const header = ['', ...engines.flatMap((e) => sizes.map((n) => `${e.engine} ${n.toLocaleString('en-US')}`))];
+  const row = (label: string, cell: (g: GrowthPoint) => string) => [label, ...engines.flatMap((e) => e.growth!.result.map(cell))];
+  return [
+    '5. Growth: the seed request quoted, and every node and every offer listed by the operator (pages of 1,000), as the inventory grows (two leases and one offer per node)',
+    table([
+      header,
+      row('leases seeded', (g) => n(g.leases)),
+      row('seeding (s)', (g) => fmt(g.seedS)),
+      row('quote p50 (ms)', (g) => fmt(g.quote.p50)),
+      row('quote p99 (ms)', (g) => fmt(g.quote.p99)),
+      row('whole node list p50 (ms)', (g) => fmt(g.nodeList.p50)),
+      row('whole offer list p50 (ms)', (g) => fmt(g.offerList.p50)),
+    ]),
+    ...engines.map((e) => `${e.engine}: RSS peak over the section ${mib(e.growth!.rssPeak)}`),
+  ].join('\n');
+}
+
+function formatIronicEngine(r: NonNullable<BenchReport['ironicEngine']>): string {
+  const title = '4b. Lease engine against a real Ironic (leasehold serve, embedded store, noauth Ironic): hand-over and hand-back, from the audit log';
+  if ('skipped' in r) return `${title}\n${r.skipped}`;
+  if ('error' in r) return `${title}\nfailed (below)`;
+  const e = r.result;
+  return [
+    title,
+    table([
+      ['', 'figure'],
+      [`lease of 4 nodes, alone: start → lessee set on all 4, p50 / p99 / max (ms), n ${e.startIdle.n}`, `${fmt(e.startIdle.p50, 0)} / ${fmt(e.startIdle.p99, 0)} / ${fmt(e.startIdle.max, 0)}`],
+      [`lease of 4 nodes starting with a lease of ${e.burst}: start → lessee set on all 4 (ms)`, fmt(e.startInBurst.max, 0)],
+      [`the lease of ${e.burst}: start → lessee set on all (s)`, fmt(e.burstSetS, 2)],
+      [`${e.burst} ends at one instant: end → lessee cleared on all (s); the first (ms)`, `${fmt(e.clearAllS, 2)}; ${fmt(e.clearFirstMs, 0)}`],
+      [`the same ${e.burst} PATCHes straight to Ironic, ${e.directConcurrency} at a time: set / clear (s)`, `${fmt(e.directSetS, 2)} / ${fmt(e.directClearS, 2)}`],
+      ['lessees cleared: Leasehold / direct', fmt(e.clearAllS / e.directClearS, 2)],
+    ]),
+  ].join('\n');
+}
+
+function formatProcess(r: NonNullable<BenchReport['process']>): string {
+  const title = '6. leasehold serve (demo inventory, embedded PGlite): spawn → first 200 from /healthz, and memory when idle';
+  if ('error' in r) return `${title}\nfailed (below)`;
+  const p = r.result;
+  return [
+    title,
+    table([
+      ['', 'p50 / max'],
+      [`new data directory (ms), n ${p.fresh.n}`, `${fmt(p.fresh.p50, 0)} / ${fmt(p.fresh.max, 0)}`],
+      [`restart on the same data directory (ms), n ${p.restart.n}`, `${fmt(p.restart.p50, 0)} / ${fmt(p.restart.max, 0)}`],
+      ['idle demo 5 s after start: RSS / peak', `${mib(p.idleRss)} / ${mib(p.idlePeak)}`],
+      [
+        p.atScale ? `on PostgreSQL with ${n(p.atScale.nodes)} nodes and ${n(p.atScale.leases)} leases, after 20 quotes: RSS / peak` : 'with a large inventory (needs PostgreSQL)',
+        p.atScale ? `${mib(p.atScale.rss)} / ${mib(p.atScale.peak)}` : '-',
+      ],
+      ['  its seed-request quote over HTTP, p50 (ms)', p.atScale ? fmt(p.atScale.quoteP50) : '-'],
+    ]),
   ].join('\n');
 }

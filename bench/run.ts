@@ -7,14 +7,22 @@
  * 3. many leases ending at one instant: how soon access stops, how long until every node is released;
  * 4. the Ironic-compatible gateway against direct calls to a real Ironic (once, not per engine; skipped without Ironic),
  *    by default with Ironic's noauth and then behind a real Keystone (also Leasehold's identity; skipped without
- *    Keystone); Ironic's http_basic on request (`--ironic-auth`);
- * 5. tenant networks against a real Neutron: attach through Leasehold vs directly, and how soon a lease end takes the
+ *    Keystone); Ironic's http_basic on request (`--ironic-auth`); then the lease engine's hand-over and hand-back
+ *    against a real Ironic;
+ * 5. growth: quotes and whole node and offer lists at 1,000, 10,000 and 50,000 nodes;
+ * 6. the `leasehold serve` process: start on a new and on a used data directory, idle memory.
+ * 7. tenant networks against a real Neutron: attach through Leasehold vs directly, and how soon a lease end takes the
  *    networks off (before cleaning); skipped without Neutron.
  *
  * Options: see options.ts (`--quick`, `--engine`, `--json`, `--only`, `--ironic-auth`). docs/benchmarks.md has the figures.
  */
 import { writeFile } from 'node:fs/promises';
 import { benchGatewayLatency } from './gateway-latency.js';
+import { IRONIC_MISSING, ironicInstalled } from './gateway-setup.js';
+import { benchGrowth } from './growth.js';
+import { benchIronicEngine } from './ironic-engine.js';
+import { benchProcess } from './process-start.js';
+import { stopOnSignal, type Cleanups } from './stack-processes.js';
 import { benchLeaseEnds } from './lease-ends.js';
 import { benchNetworks } from './networks.js';
 import { machineInfo } from './machine.js';
@@ -81,6 +89,15 @@ async function benchEngine(engine: EngineName, options: BenchOptions): Promise<E
       if (results.race && pool?.db.closedStats) results.race.result.deadlocks = pool.db.closedStats.deadlocks;
     }
   }
+  if (sections.has(5)) {
+    try {
+      results.growth = await withRssPeak(() => benchGrowth(engine, options.adminUrl, sizes, progress));
+      for (const g of results.growth.result) progress(`[${engine}] 5: ${g.nodes} nodes: quote p50 ${g.quote.p50.toFixed(1)} ms, node list ${g.nodeList.p50.toFixed(0)} ms, offer list ${g.offerList.p50.toFixed(0)} ms`);
+    } catch (err) {
+      results.errors.push(describe(err));
+      progress(`[${engine}] 5 FAILED: ${describe(err)}`);
+    }
+  }
   if (sections.has(3)) {
     progress(`[${engine}] 3: ${sizes.ends} leases ending at one instant`);
     try {
@@ -109,7 +126,7 @@ async function main(): Promise<number> {
   }
   const started = performance.now();
   // Section 4 brings its own store (the server's embedded PGlite): no engine to choose when it runs alone.
-  const engines = [1, 2, 3].some((s) => options.sections.has(s)) ? await chooseEngines(options) : [];
+  const engines = [1, 2, 3, 5].some((s) => options.sections.has(s)) ? await chooseEngines(options) : [];
   const machine = await machineInfo(engines.includes('postgres') ? options.adminUrl : null);
   const report: BenchReport = {
     startedAt: new Date().toISOString(),
@@ -137,15 +154,43 @@ async function main(): Promise<number> {
       }
     }
   }
-  if (options.sections.has(5)) {
+  if (options.sections.has(4)) {
+    const cleanups: Cleanups = [];
+    const unhook = stopOnSignal(cleanups);
+    try {
+      if (!ironicInstalled()) report.ironicEngine = { skipped: IRONIC_MISSING };
+      else {
+        const result = await benchIronicEngine(options.sizes, cleanups, progress);
+        report.ironicEngine = { result };
+        progress(`4 [engine]: start → lessee set p99 ${result.startIdle.p99.toFixed(0)} ms alone, ${result.startInBurst.max.toFixed(0)} ms in a burst; ${result.burst} ends cleared in ${result.clearAllS.toFixed(1)} s (direct ${result.directClearS.toFixed(1)} s)`);
+      }
+    } catch (err) {
+      report.ironicEngine = { error: describe(err) };
+      progress(`4 [engine] FAILED: ${describe(err)}`);
+    } finally {
+      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+      unhook();
+    }
+  }
+  if (options.sections.has(6)) {
+    progress('6: leasehold serve: start, restart, idle memory');
+    try {
+      const postgres = (await postgresAnswers(options.adminUrl)) && options.engine !== 'pglite' ? options.adminUrl : null;
+      report.process = { result: await benchProcess(postgres, { nodes: options.sizes.nodes, leases: options.sizes.leases }) };
+    } catch (err) {
+      report.process = { error: describe(err) };
+      progress(`6 FAILED: ${describe(err)}`);
+    }
+  }
+  if (options.sections.has(7)) {
     report.networks = {};
     try {
       const section = (report.networks.section = await benchNetworks(options.sizes, progress));
-      if ('skipped' in section) progress(`5: ${section.skipped}`);
-      else progress(`5: attach p50 ${section.result.attach.direct.p50.toFixed(0)} → ${section.result.attach.leasehold.p50.toFixed(0)} ms; VIFs off ${section.result.vifsOff.p50.toFixed(0)} ms after the end`);
+      if ('skipped' in section) progress(`7: ${section.skipped}`);
+      else progress(`7: attach p50 ${section.result.attach.direct.p50.toFixed(0)} → ${section.result.attach.leasehold.p50.toFixed(0)} ms; VIFs off ${section.result.vifsOff.p50.toFixed(0)} ms after the end`);
     } catch (err) {
       report.networks.error = describe(err);
-      progress(`5 FAILED: ${describe(err)}`);
+      progress(`7 FAILED: ${describe(err)}`);
     }
   }
   report.totalS = elapsedMs(started) / 1000;
@@ -156,7 +201,8 @@ async function main(): Promise<number> {
     progress(`results written to ${options.jsonPath}`);
   }
   const networksBroken = report.networks?.error !== undefined || (report.networks?.section && 'result' in report.networks.section && report.networks.section.result.cleanedFirst > 0);
-  return report.engines.some((e) => e.errors.length > 0) || report.gateway?.some((v) => v.error) || networksBroken || invariantBroken(report) ? 1 : 0;
+  const failed = report.engines.some((e) => e.errors.length > 0) || report.gateway?.some((v) => v.error) || (report.ironicEngine && 'error' in report.ironicEngine) || (report.process && 'error' in report.process) || networksBroken;
+  return failed || invariantBroken(report) ? 1 : 0;
 }
 
 /** Double booking or access after the end is a failure of the product, not just a slow figure. */

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from './domain/duration.js';
@@ -109,7 +110,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     dataDir: env.LEASEHOLD_DATA_DIR?.trim() || defaultDataDir(env),
     databaseUrl: env.DATABASE_URL?.trim() || null,
     driver,
-    simulatedNodesJson: env.LEASEHOLD_SIMULATED_NODES?.trim() || null,
+    simulatedNodesJson: simulatedNodes(env.LEASEHOLD_SIMULATED_NODES?.trim() || null),
     simulatedTimingsJson: env.LEASEHOLD_SIMULATED_TIMINGS?.trim() || null,
     ironic: driver === 'ironic' ? ironicConfig(env) : null,
     identity: identityKind(env),
@@ -294,6 +295,16 @@ function durationVar(env: Env, name: string, fallback: string): number {
   const ms = parseDuration(env[name]?.trim() || fallback, name);
   if (ms <= 0) throw configError(name, 'must be longer than zero');
   return ms;
+}
+
+/** The simulated inventory's JSON, or `@path` to read it from a file (an environment variable holds ≈ 128 KiB at most). */
+function simulatedNodes(value: string | null): string | null {
+  if (value === null || !value.startsWith('@')) return value;
+  try {
+    return readFileSync(value.slice(1), 'utf8');
+  } catch (err) {
+    throw configError('LEASEHOLD_SIMULATED_NODES', `names a file that cannot be read: ${(err as Error).message}`);
+  }
 }
 
 function configError(name: string, message: string): InvalidRequestError {

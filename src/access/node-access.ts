@@ -17,16 +17,35 @@ export interface NodeInView {
   readonly subject: PolicySubject;
 }
 
+/** A node with the lease granting access to it at the instant it was read (Store.nodeWithLease). */
+export type NodeLookup = Awaited<ReturnType<EntryDeps['store']['nodeWithLease']>>;
+
+/**
+ * Starts the lookup nodeForCaller makes, before the caller is known: the gateway runs it beside the token's
+ * authentication, so a request costs one round trip for both. Nothing of it is shown unless nodeForCaller then
+ * decides the caller may see the node. Null for an id or name that is not one (nodeForCaller says why).
+ */
+export function lookupNode(deps: EntryDeps, idOrName: string): Promise<NodeLookup> | null {
+  try {
+    checkIdOrName(idOrName, 'node');
+  } catch {
+    return null;
+  }
+  const lookup = deps.store.nodeWithLease(idOrName, deps.clock.now());
+  lookup.catch(() => undefined); // a refused token never awaits it
+  return lookup;
+}
+
 /**
  * Finds a node the caller may see and how it relates to it, deciding from the lease table at this instant:
- * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404.
+ * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404. One query
+ * (the node with its current lease), or the one `lookupNode` started for this request.
  */
-export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string): Promise<NodeInView> {
+export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string, started?: Promise<NodeLookup> | null): Promise<NodeInView> {
   checkIdOrName(idOrName, 'node');
-  const now = deps.clock.now();
-  const node = await deps.store.getNode(idOrName, nodeVisibility(principal, now));
-  if (!node) throw new NotFoundError('node', idOrName);
-  const lease = (await deps.store.leasing.currentLeases([node.id], now)).get(node.id) ?? null;
+  const found = await (started ?? deps.store.nodeWithLease(idOrName, deps.clock.now()));
+  if (!found) throw new NotFoundError('node', idOrName);
+  const { node, lease } = found;
   const leasedByCaller = lease !== null && lease.project_id === principal.projectId;
   const access = nodeAccess(principal, node, leasedByCaller);
   if (access === null) throw new NotFoundError('node', idOrName);

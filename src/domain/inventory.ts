@@ -38,3 +38,12 @@ export interface NodeView extends InventoryNode {
   readonly quarantined_at: Date | null;
   readonly quarantine_reason: string | null;
 }
+
+/**
+ * What planning reads of a node: the facts and traits expressions test, what best fit ranks by, and what decides
+ * whether the node may serve a window (health, owner). Each replica keeps these in memory (the planning index).
+ */
+export type PlanNode = Pick<
+  NodeView,
+  'id' | 'name' | 'facts' | 'traits' | 'maintenance' | 'maintenance_reason' | 'provision_state' | 'owner_project' | 'quarantined_at'
+>;

@@ -30,8 +30,14 @@ export interface EngineWaker {
   wake(): void;
 }
 
-/** Lost races for a node are retried with a fresh plan this many times before answering lease_conflict. */
-const CONFLICT_RETRIES = 3;
+/**
+ * A booking that finds its nodes and their alternatives taken plans again, against what the winners booked: the
+ * request is refused (lease_unavailable, saying what is leased) only when the capacity is not there. Every lost
+ * attempt means another booking made progress, so this bounds the work, not the outcome of a fair race.
+ */
+const CONFLICT_RETRIES = 12;
+/** Before planning again after nodes were skipped as locked by another booking: let that one commit or fail. */
+const LOCKED_PAUSE_MS = 3;
 
 /**
  * Leasing as the entry points use it: plan → book → re-plan on a lost race → wake the engine, extensions under the
@@ -77,6 +83,7 @@ export class LeaseService {
             end: plan.end,
             request: { nodes: ask.nodes, groups: ask.groups },
             allocations: plan.allocations,
+            alternatives: plan.alternatives,
             cleaning_gap_ms: this.cleaningGapMs,
             max_nodes: project.quota.max_nodes ?? null,
           },
@@ -86,8 +93,8 @@ export class LeaseService {
         this.engine?.wake();
         return lease;
       } catch (err) {
-        if (err instanceof LeaseConflictError && attempt < CONFLICT_RETRIES) continue;
-        throw err;
+        if (!(err instanceof LeaseConflictError) || attempt >= CONFLICT_RETRIES) throw err;
+        if (err.details?.locked_by_others === true) await pause(LOCKED_PAUSE_MS * attempt);
       }
     }
   }
@@ -133,4 +140,8 @@ export class LeaseService {
   private by(actor: LeaseActor): Pick<NewAuditEvent, 'actor' | 'actor_user_id'> {
     return { actor: actor.userName, actor_user_id: localUserId(actor) };
   }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

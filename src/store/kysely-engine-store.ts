@@ -5,7 +5,7 @@ import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
 import type { Database } from './database.js';
 import { guarded } from './db-errors.js';
-import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from './engine-store.js';
+import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim, TaskLane } from './engine-store.js';
 import { allocationContext } from './queries/engine-allocation-context.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
 import { nextDueAt } from './queries/engine-next-due.js';
@@ -24,8 +24,8 @@ import { reconcileHoldings } from './queries/reconcile-holdings.js';
 export class KyselyEngineStore implements EngineStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  claimDueTasks(worker: string, now: Date, limit: number, claimMs: number): Promise<readonly LeaseTask[]> {
-    return guarded(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs));
+  claimDueTasks(worker: string, now: Date, limit: number, claimMs: number, lane?: TaskLane): Promise<readonly LeaseTask[]> {
+    return guarded(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs, lane ?? null));
   }
 
   completeTask(id: string, now: Date, claimedBy?: string): Promise<boolean> {

@@ -11,6 +11,8 @@ import { loadLeases, selectOffers, toEvent, toOffer, type EventRow } from './lea
 import type {
   Booking,
   CurrentLease,
+  FreeStarts,
+  Hold,
   EventFilter,
   LeaseFilter,
   LeasingStore,
@@ -22,9 +24,11 @@ import { availabilityBookings, bookings, type AvailabilityBookingFilter } from '
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { heldWindows } from './queries/held-windows.js';
 import { createLease } from './queries/create-lease.js';
+import { freeStarts } from './queries/free-starts.js';
+import { planningHolds } from './queries/planning-holds.js';
 import { insertEvents } from './queries/insert-events.js';
 import { handedOver } from './queries/node-view-query.js';
-import { tstzRange } from './queries/ranges.js';
+import { inList, tstzRange } from './queries/ranges.js';
 import type { Page, PageRequest } from './page.js';
 
 
@@ -69,7 +73,7 @@ export class KyselyLeasingStore implements LeasingStore {
       if (filter.node_id !== undefined) query = query.where('o.node_id', '=', filter.node_id);
       if (filter.node_ids !== undefined) {
         if (filter.node_ids.length === 0) return { items: [], nextMarker: null };
-        query = query.where('o.node_id', 'in', filter.node_ids);
+        query = query.where(inList('o.node_id', filter.node_ids));
       }
       if (filter.project_id !== undefined) query = query.where('o.project_id', '=', filter.project_id);
       if (filter.visible_to !== undefined) {
@@ -132,6 +136,14 @@ export class KyselyLeasingStore implements LeasingStore {
 
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]> {
     return guard(() => bookings(this.db, { nodeIds, from, to }));
+  }
+
+  holds(nodeIds: readonly string[], from: Date, to: Date | null): Promise<readonly Hold[]> {
+    return guard(() => planningHolds(this.db, nodeIds, from, to));
+  }
+
+  freeStarts(nodeIds: readonly string[], from: Date, to: Date, spanMs: number): Promise<readonly FreeStarts[]> {
+    return guard(() => freeStarts(this.db, nodeIds, from, to, spanMs));
   }
 
   availabilityBookings(filter: AvailabilityBookingFilter): Promise<readonly BookingDetail[]> {
@@ -212,7 +224,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .selectFrom('allocations as a')
         .innerJoin('leases as l', 'l.id', 'a.lease_id')
         .select(['a.node_id', 'l.id as lease_id', 'l.project_id', 'l.end_at as end'])
-        .where('a.node_id', 'in', nodeIds)
+        .where(inList('a.node_id', nodeIds))
         .where('a.holds', '=', true)
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])

@@ -13,15 +13,18 @@ import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
-import type { LeasingStore } from './leasing-store.js';
+import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
+import { nodeWithLease } from './queries/node-with-lease.js';
+import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
 import { ensureProject } from './queries/ensure-project.js';
+import { inList } from './queries/ranges.js';
 import { toInventoryNode, toNodeView, toProject, toToken, toUser } from './row-mappers.js';
 import type {
   NewProject,
@@ -30,6 +33,7 @@ import type {
   NodeFilter,
   NodeRecord,
   NodeVisibility,
+  PlanningChanges,
   ProjectPatch,
   Store,
   SyncResult,
@@ -311,16 +315,24 @@ export class KyselyStore implements Store {
     });
   }
 
+  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
+    return guarded(() => nodeWithLease(this.db, idOrName, now));
+  }
+
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {
     if (ids.length === 0) return Promise.resolve(new Map());
     return guarded(async () => {
-      const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+      const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where(inList('id', [...new Set(ids)])).execute();
       return new Map(rows.map((r) => [r.id, r.name]));
     });
   }
 
   allNodes(): Promise<readonly NodeView[]> {
     return guarded(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
+  }
+
+  planningChanges(since: string | null): Promise<PlanningChanges> {
+    return guarded(() => planningChanges(this.db, since));
   }
 
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>> {

@@ -45,6 +45,21 @@ export interface Booking {
   readonly blocked_until: Date;
 }
 
+/** A window held on a node, as planning reads it (no join to the lease). */
+export interface Hold {
+  readonly node_id: string;
+  readonly lease_id: string;
+  readonly start: Date;
+  /** The end of the lease plus the cleaning gap booked with it. */
+  readonly blocked_until: Date;
+}
+
+/** Where a window may start on one node (inclusive bounds, epoch ms), between the windows held on it. */
+export interface FreeStarts {
+  readonly node_id: string;
+  readonly starts: readonly { readonly start: number; readonly end: number }[];
+}
+
 export interface CurrentLease {
   readonly lease_id: string;
   readonly project_id: string;
@@ -59,6 +74,13 @@ export interface NewLease {
   readonly end: Date;
   readonly request: LeaseRequest;
   readonly allocations: readonly { readonly node_id: string; readonly group_index: number }[];
+  /**
+   * Per group (by index), the nodes that may replace a chosen one, best first (the chosen ones included). When
+   * set, the booking locks nodes with try-locks and books, per group, the best it could lock that are still free
+   * (a concurrent request took the others meanwhile), instead of failing on the first node taken; it fails with
+   * LeaseConflictError only when these run out.
+   */
+  readonly alternatives?: readonly (readonly string[])[];
   readonly cleaning_gap_ms: number;
   /** Checked inside the transaction, under a per-project lock: nodes held at a time (domain/scheduling/quota.ts). */
   readonly max_nodes: number | null;
@@ -99,6 +121,13 @@ export interface LeasingStore {
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]>;
   /** Bookings whose blocked window overlaps [from, to), on the given nodes or all. */
   bookings(nodeIds: readonly string[] | null, from: Date, to: Date | null): Promise<readonly Booking[]>;
+  /** The windows held on these nodes overlapping [from, to): planning's check of its few best candidates. */
+  holds(nodeIds: readonly string[], from: Date, to: Date | null): Promise<readonly Hold[]>;
+  /**
+   * Per node, the instants in [from, to] at which a window of `spanMs` (lease plus cleaning gap) meets no held
+   * window: what the earliest-start search sweeps over.
+   */
+  freeStarts(nodeIds: readonly string[], from: Date, to: Date, spanMs: number): Promise<readonly FreeStarts[]>;
   /**
    * Bookings whose blocked window overlaps [from, to), on the given nodes and/or of one project, with their lease's
    * name and state and the lessee's name (for the availability timeline; sorted by node, then start).

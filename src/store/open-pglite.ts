@@ -1,10 +1,12 @@
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { migrate, type MigrateOptions } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { buildImage, shippedImage } from './pglite-image.js';
 
 export const MEMORY_DATA_DIR = 'memory://';
 
@@ -23,17 +25,20 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
   let pglite: PGlite;
   let lock: DataDirLock | null = null;
   if (dataDir === MEMORY_DATA_DIR) {
-    memoryImage ??= buildMemoryImage().catch((err: unknown) => {
+    memoryImage ??= buildImage().catch((err: unknown) => {
       memoryImage = null; // let a later call try again
       throw err;
     });
-    pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist }, loadDataDir: await memoryImage });
+    pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist }, loadDataDir: await memoryImage, startParams: startParams(0) });
   } else {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(pgdata, { recursive: true, mode: 0o700 });
     lock = await lockDataDir(dataDir);
     try {
-      pglite = await PGlite.create(pgdata, { extensions: { btree_gist } });
+      // A data directory never initialised starts from the shipped image (no initdb); an existing one as it is.
+      const image = existsSync(join(pgdata, 'PG_VERSION')) ? null : await shippedImage();
+      const size = image ? 0 : await directorySize(pgdata);
+      pglite = await PGlite.create(pgdata, { extensions: { btree_gist }, startParams: startParams(size), ...(image ? { loadDataDir: image } : {}) });
     } catch (err) {
       await lock.release();
       throw err;
@@ -51,12 +56,25 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
   return dialect;
 }
 
-async function buildMemoryImage(): Promise<Blob> {
-  const pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist } });
-  try {
-    await migrate((fn) => new PGliteDialect(pglite).runExclusive(fn));
-    return await pglite.dumpDataDir('none');
-  } finally {
-    await pglite.close();
+/** PostgreSQL's buffer cache inside PGlite: a quarter of the data, between these bounds (PGlite's own default: 128 MiB). */
+const MIN_BUFFERS_MIB = 16;
+const MAX_BUFFERS_MIB = 128;
+
+/**
+ * PGlite's start parameters with its buffer cache sized to the data: the buffers live in PGlite's WebAssembly
+ * memory, which never shrinks, and behind them is the operating system's cache (a data directory) or the same
+ * bytes in memory (memory://). 128 MiB of buffers for an idle demo's 15 MiB of data made a third of its resident
+ * memory (measured: PGlite alone 294 → 178 MiB with 16 MiB).
+ */
+function startParams(dataBytes: number): string[] {
+  const mib = Math.min(MAX_BUFFERS_MIB, Math.max(MIN_BUFFERS_MIB, Math.ceil(dataBytes / 4 / 2 ** 20)));
+  return [...PGlite.defaultStartParams, '-c', `shared_buffers=${mib}MB`];
+}
+
+async function directorySize(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
   }
+  return total;
 }

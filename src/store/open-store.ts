@@ -1,11 +1,10 @@
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { BackendUnavailableError } from '../domain/errors.js';
 import type { Database } from './database.js';
 import { isConnectionError } from './db-errors.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrate } from './migrate.js';
-import { openPGlite } from './open-pglite.js';
 import type { SessionRunner } from './sql-session.js';
 import type { Store } from './store.js';
 
@@ -25,15 +24,20 @@ export interface OpenStoreOptions {
 /** Enough for one replica's concurrent requests; many replicas × 10 stays under PostgreSQL's default 100. */
 const POOL_SIZE = 10;
 
-/** Opens the store on PostgreSQL (when `databaseUrl` is set) or PGlite, migrated and ready. */
+/**
+ * Opens the store on PostgreSQL (when `databaseUrl` is set) or PGlite, migrated and ready. Each engine's client is
+ * imported only when used: a server on PostgreSQL never loads PGlite's WebAssembly, nor PGlite `pg`.
+ */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.logger);
+  const { openPGlite } = await import('./open-pglite.js');
   const dialect = await openPGlite(options.dataDir, { logger: options.logger });
   return new KyselyStore(new Kysely<Database>({ dialect }), 'pglite');
 }
 
 async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE, connectionTimeoutMillis: 10_000 });
+  const { default: pgClient } = await import('pg');
+  const pool = new pgClient.Pool({ connectionString: databaseUrl, max: POOL_SIZE, connectionTimeoutMillis: 10_000 });
   watchConnections(pool, logger);
   try {
     await migrate(pgSessions(pool), { logger });

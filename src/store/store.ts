@@ -1,8 +1,9 @@
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
-import type { InventoryNode, NodeView } from '../domain/inventory.js';
+import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
+import type { Offer } from '../domain/leasing.js';
 import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
-import type { LeasingStore } from './leasing-store.js';
+import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
@@ -46,6 +47,18 @@ export interface SyncResult {
   readonly updated: number;
   readonly removed: number;
   readonly unchanged: number;
+}
+
+/** What changed for planning since a watermark (Store.planningChanges). */
+export interface PlanningChanges {
+  /** Pass it to the next call: everything written before it has been returned by now. */
+  readonly watermark: string;
+  /** True when this is everything (no watermark was given): what is not listed does not exist. */
+  readonly full: boolean;
+  /** Nodes written since (removed ones with `removed`, so an index drops them). */
+  readonly nodes: readonly { readonly node: PlanNode; readonly removed: boolean }[];
+  /** Offers written since, withdrawn ones included (so an index drops them). */
+  readonly offers: readonly Offer[];
 }
 
 export interface NewProject {
@@ -146,10 +159,21 @@ export interface Store {
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
   /** By the driver's uuid or by the node's name (unique in Ironic). */
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null>;
+  /**
+   * A live node by id or name (whoever may see it) with the lease granting access to it at `now`, in one query:
+   * what a node request decides on (the caller's relation to it is decided from these, domain/policy.ts).
+   */
+  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null>;
   /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
   /** Every live node with its resolved owner, for the scheduler (one query; ~10k rows is fine). */
   allNodes(): Promise<readonly NodeView[]>;
+  /**
+   * The nodes (planning's columns, owner resolved) and offers written since `since`, a watermark an earlier call
+   * returned (null: all of them): how each replica keeps its in-memory planning index current with one small
+   * query per plan. No change is ever missed, whatever the order in which concurrent writers commit (migration 0009).
+   */
+  planningChanges(since: string | null): Promise<PlanningChanges>;
   /** Sorted by name, then id. */
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>>;
 }

@@ -147,7 +147,8 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     teardown: app.teardown!,
     ...projects,
     engine(over = {}) {
-      const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, networks: app.teardown, ...over });
+      // Runs on the manual clock never wait in place (watchMs 0): each wait hands the task back, as the tests expect.
+      const engine = new LeaseEngine({ store, driver: spy!.driver, clock, logger: silentLogger, inventory, networks: app.teardown, watchMs: 0, ...over });
       engines.push(engine);
       return engine;
     },

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
@@ -18,6 +21,18 @@ describe('configuration', () => {
       webhookUrl: null,
     });
     expect(loadConfig({ LEASEHOLD_CLEANING_GAP: '0s' }).cleaningGapMs).toBe(0);
+  });
+
+  it('reads the simulated inventory from a file when LEASEHOLD_SIMULATED_NODES is @path, and names an unreadable one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'leasehold-config-'));
+    try {
+      writeFileSync(join(dir, 'nodes.json'), '[{"name":"n1"}]');
+      expect(loadConfig({ LEASEHOLD_SIMULATED_NODES: `@${join(dir, 'nodes.json')}` }).simulatedNodesJson).toBe('[{"name":"n1"}]');
+      expect(loadConfig({ LEASEHOLD_SIMULATED_NODES: '[]' }).simulatedNodesJson).toBe('[]');
+      expect(() => loadConfig({ LEASEHOLD_SIMULATED_NODES: `@${join(dir, 'missing.json')}` })).toThrow(/LEASEHOLD_SIMULATED_NODES names a file that cannot be read/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives console tokens 10 minutes unless LEASEHOLD_CONSOLE_TOKEN_TTL says otherwise', () => {

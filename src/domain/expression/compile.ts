@@ -1,7 +1,7 @@
 import { InvalidRequestError } from '../errors.js';
 import type { FactValue } from '../inventory.js';
 import type { Expr } from './ast.js';
-import { checkExpression, knownFacts } from './check.js';
+import { checkExpression, knownFacts, type FactType } from './check.js';
 import { parseExpression } from './parser.js';
 
 /** Where a requirement expression came from in the request: the field errors name (`where`, `groups.0.where`). */
@@ -21,9 +21,14 @@ export function compileRequirement(
   nodeFacts: Iterable<Readonly<Record<string, FactValue>>>,
   field: ExpressionField,
 ): Expr {
+  return compileAgainst(source, knownFacts(nodeFacts), field);
+}
+
+/** compileRequirement against facts already gathered (`knownFacts` of the nodes the caller may know of). */
+export function compileAgainst(source: string, known: ReadonlyMap<string, FactType>, field: ExpressionField): Expr {
   try {
     const expr = parseExpression(source);
-    checkExpression(source, expr, knownFacts(nodeFacts));
+    checkExpression(source, expr, known);
     return expr;
   } catch (err) {
     if (!(err instanceof InvalidRequestError)) throw err;

@@ -1,5 +1,5 @@
 import { formatDuration } from '../duration.js';
-import type { NodeView } from '../inventory.js';
+import type { PlanNode } from '../inventory.js';
 import { offerAllows, type Offer } from '../leasing.js';
 import type { Interval } from './interval.js';
 
@@ -21,7 +21,8 @@ export interface AssessContext {
   readonly project: { readonly id: string; readonly name: string };
   readonly now: number;
   readonly gapMs: number;
-  readonly offersByNode: ReadonlyMap<string, readonly Offer[]>;
+  /** The offers in force per node (a map, or the planning index's lookup). */
+  readonly offersByNode: Pick<ReadonlyMap<string, readonly Offer[]>, 'get'>;
   readonly heldByNode: ReadonlyMap<string, readonly Held[]>;
   /** Nodes known to be in use by the lease being assessed (an extension): their provision state is expected. */
   readonly inUse?: ReadonlySet<string>;
@@ -33,7 +34,7 @@ export interface AssessContext {
  * window that allows this project and this length — an owner may lease its own nodes without one), and whether
  * the window plus the cleaning gap is free.
  */
-export function assessNode(node: NodeView, window: Interval, ctx: AssessContext): Refusal | null {
+export function assessNode(node: PlanNode, window: Interval, ctx: AssessContext): Refusal | null {
   const held = ctx.heldByNode.get(node.id) ?? [];
   if (node.maintenance) {
     return { kind: 'unhealthy', reason: `in maintenance${node.maintenance_reason ? ` (${node.maintenance_reason})` : ''}` };
@@ -51,7 +52,7 @@ export function assessNode(node: NodeView, window: Interval, ctx: AssessContext)
   return null;
 }
 
-function checkPolicy(node: NodeView, window: Interval, ctx: AssessContext): string | null {
+function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Interval, ctx: Omit<AssessContext, 'heldByNode'>): string | null {
   if (node.owner_project?.id === ctx.project.id) return null;
   const offers = ctx.offersByNode.get(node.id) ?? [];
   if (offers.length === 0) return 'not offered';
@@ -73,4 +74,15 @@ function checkPolicy(node: NodeView, window: Interval, ctx: AssessContext): stri
     }
   }
   return reason;
+}
+
+/**
+ * What can be told of `node` for `window` without its bookings: false when it is in maintenance, quarantined or
+ * refused by its owner's policy. A node whose provision state is not `available` may still serve a later window
+ * if it is in use now, which only its bookings tell: it passes here. The planner ranks only the nodes that pass
+ * and asks the store about the bookings of the best few.
+ */
+export function mayServe(node: PlanNode, window: Interval, ctx: Omit<AssessContext, 'heldByNode'>): boolean {
+  if (node.maintenance || node.quarantined_at) return false;
+  return checkPolicy(node, window, ctx) === null;
 }

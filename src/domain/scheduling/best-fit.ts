@@ -19,8 +19,11 @@ export function costKey(node: Candidate): readonly (number | string)[] {
 }
 
 export function compareCost(a: Candidate, b: Candidate): number {
-  const ka = costKey(a);
-  const kb = costKey(b);
+  return compareCostKeys(costKey(a), costKey(b));
+}
+
+/** compareCost on keys computed once (sorting a whole inventory computes each node's key once, not per comparison). */
+export function compareCostKeys(ka: readonly (number | string)[], kb: readonly (number | string)[]): number {
   for (let i = 0; i < ka.length; i++) {
     const x = ka[i]!;
     const y = kb[i]!;
@@ -51,7 +54,22 @@ export type Assignment =
  */
 export function assignBestFit(groups: readonly GroupDemand[]): Assignment {
   const sorted = groups.map((g) => [...g.candidates].sort(compareCost));
-  const order = groups.map((_, i) => i).sort((a, b) => sorted[a]!.length - groups[a]!.count - (sorted[b]!.length - groups[b]!.count) || a - b);
+  const result = assignInOrder(groups.map((g, i) => ({ count: g.count, candidates: sorted[i]!.map((c) => c.id) })));
+  if (!result.ok) return result;
+  // Within a group, report nodes cheapest first (augmenting may have shuffled them).
+  const byId = new Map(groups.flatMap((g) => g.candidates.map((c) => [c.id, c] as const)));
+  return { ok: true, nodes: result.nodes.map((ids) => [...ids].sort((a, b) => compareCost(byId.get(a)!, byId.get(b)!))) };
+}
+
+/**
+ * The matching behind assignBestFit, over candidate ids already in order of preference (best first) per group:
+ * what the booking transaction uses to replace nodes taken meanwhile with the next best it could lock. Within a
+ * group, nodes come back in the order of its list.
+ */
+export function assignInOrder(groups: readonly { readonly count: number; readonly candidates: readonly string[] }[]): Assignment {
+  const order = groups
+    .map((_, i) => i)
+    .sort((a, b) => groups[a]!.candidates.length - groups[a]!.count - (groups[b]!.candidates.length - groups[b]!.count) || a - b);
   const slots: number[] = []; // slot -> group index
   for (const g of order) for (let k = 0; k < groups[g]!.count; k++) slots.push(g);
 
@@ -59,13 +77,13 @@ export function assignBestFit(groups: readonly GroupDemand[]): Assignment {
   const nodeOf: (string | null)[] = slots.map(() => null);
 
   const tryAssign = (slot: number, visited: Set<string>): boolean => {
-    for (const node of sorted[slots[slot]!]!) {
-      if (visited.has(node.id)) continue;
-      visited.add(node.id);
-      const holder = slotOf.get(node.id);
+    for (const node of groups[slots[slot]!]!.candidates) {
+      if (visited.has(node)) continue;
+      visited.add(node);
+      const holder = slotOf.get(node);
       if (holder === undefined || tryAssign(holder, visited)) {
-        slotOf.set(node.id, slot);
-        nodeOf[slot] = node.id;
+        slotOf.set(node, slot);
+        nodeOf[slot] = node;
         return true;
       }
     }
@@ -82,7 +100,11 @@ export function assignBestFit(groups: readonly GroupDemand[]): Assignment {
     if (id !== null) perGroup[slots[slot]!]!.push(id);
   });
   if (!complete) return { ok: false, assigned: perGroup.map((ids) => ids.length) };
-  // Within a group, report nodes cheapest first (augmenting may have shuffled them).
-  const byId = new Map(groups.flatMap((g) => g.candidates.map((c) => [c.id, c] as const)));
-  return { ok: true, nodes: perGroup.map((ids) => ids.sort((a, b) => compareCost(byId.get(a)!, byId.get(b)!))) };
+  return {
+    ok: true,
+    nodes: perGroup.map((ids, g) => {
+      const rank = new Map(groups[g]!.candidates.map((id, i) => [id, i]));
+      return ids.sort((a, b) => rank.get(a)! - rank.get(b)!);
+    }),
+  };
 }

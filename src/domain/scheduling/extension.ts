@@ -1,4 +1,4 @@
-import type { NodeView } from '../inventory.js';
+import type { PlanNode } from '../inventory.js';
 import { offerAllows } from '../leasing.js';
 import type { AssessContext, Refusal } from './assess.js';
 
@@ -8,7 +8,7 @@ import type { AssessContext, Refusal } from './assess.js';
  * the node (its start minus the cleaning gap). Infinity when nothing bounds it (an owner's own node, nothing
  * booked after); `leaseStart` when no offer allows it at all.
  */
-export function latestEnd(node: NodeView, leaseStart: number, ctx: AssessContext): number {
+export function latestEnd(node: PlanNode, leaseStart: number, ctx: AssessContext): number {
   let policy = Infinity;
   if (node.owner_project?.id !== ctx.project.id) {
     policy = leaseStart;

@@ -1,6 +1,6 @@
 import { evaluate } from '../expression/evaluate.js';
 import type { Expr } from '../expression/ast.js';
-import type { NodeView } from '../inventory.js';
+import type { PlanNode } from '../inventory.js';
 import { assessNode, type AssessContext, type Refusal } from './assess.js';
 import { assignBestFit, type Candidate } from './best-fit.js';
 import type { Interval } from './interval.js';
@@ -8,7 +8,7 @@ import type { Interval } from './interval.js';
 /** One group of a request: `count` nodes matching `expr`, or one named node. */
 export type GroupSpec =
   | { readonly count: number; readonly where: string; readonly expr: Expr }
-  | { readonly count: 1; readonly node: NodeView; /** as the caller named it (uuid or name) */ readonly asked: string };
+  | { readonly count: 1; readonly node: PlanNode; /** as the caller named it (uuid or name) */ readonly asked: string };
 
 export interface GroupReport {
   readonly group: number;
@@ -21,7 +21,12 @@ export interface GroupReport {
   /** ... of which free in the window. */
   readonly free: number;
   readonly reasons: readonly string[];
+  /** Nodes that match and are allowed but already leased in the window (what other leases took), at most 10. */
+  readonly taken: readonly string[];
 }
+
+/** Taken nodes named in a refusal: enough to see what others took in a race, short enough for a message. */
+const TAKEN_SHOWN = 10;
 
 export type PlanResult =
   | { readonly ok: true; readonly nodes: readonly (readonly string[])[] }
@@ -32,7 +37,7 @@ export type PlanResult =
  * (all or nothing). On failure, says per group how many nodes matched, were allowed and were free, and why the
  * others were not — the "what was short" a person needs to change the request.
  */
-export function planWindow(nodes: readonly NodeView[], groups: readonly GroupSpec[], window: Interval, ctx: AssessContext): PlanResult {
+export function planWindow(nodes: readonly PlanNode[], groups: readonly GroupSpec[], window: Interval, ctx: AssessContext): PlanResult {
   const demands: { count: number; candidates: Candidate[] }[] = [];
   const reports: GroupReport[] = [];
   groups.forEach((group, index) => {
@@ -40,9 +45,11 @@ export function planWindow(nodes: readonly NodeView[], groups: readonly GroupSpe
     const refusals = new Map<string, number>();
     let allowed = 0;
     const candidates: Candidate[] = [];
+    const taken: string[] = [];
     for (const node of matching) {
       const refusal: Refusal | null = assessNode(node, window, ctx);
       if (refusal === null || refusal.kind === 'busy') allowed++;
+      if (refusal?.kind === 'busy' && taken.length < TAKEN_SHOWN) taken.push(node.name ?? node.id);
       if (refusal === null) candidates.push(node);
       else refusals.set(refusal.reason, (refusals.get(refusal.reason) ?? 0) + 1);
     }
@@ -55,6 +62,7 @@ export function planWindow(nodes: readonly NodeView[], groups: readonly GroupSpe
       allowed,
       free: candidates.length,
       reasons: summarize(refusals),
+      taken,
     });
   });
   const assignment = assignBestFit(demands);
@@ -81,28 +89,4 @@ export function explain(groups: readonly GroupReport[]): string {
       return `group ${g.group + 1} (${g.count} × ${g.where}): ${g.matching} match, ${g.allowed} allowed, ${g.free} free${short}${why}`;
     })
     .join('; ');
-}
-
-/**
- * The earliest start at or after `from` at which the whole request fits: tries `from`, then every instant a
- * blocking lease (plus its cleaning gap) ends and every instant an offer begins, in order — the only instants at
- * which the answer can change from "no" to "yes". Bounded by `maxTries` and `horizon`; null when nothing fits.
- */
-export function earliestStart(
-  nodes: readonly NodeView[],
-  groups: readonly GroupSpec[],
-  durationMs: number,
-  from: number,
-  horizon: number,
-  ctx: AssessContext,
-  maxTries = 500,
-): number | null {
-  const instants = new Set<number>([from]);
-  for (const held of ctx.heldByNode.values()) for (const h of held) if (h.blockedUntil > from) instants.add(h.blockedUntil);
-  for (const offers of ctx.offersByNode.values()) for (const o of offers) if (o.start.getTime() > from) instants.add(o.start.getTime());
-  const sorted = [...instants].filter((t) => t <= horizon).sort((a, b) => a - b).slice(0, maxTries);
-  for (const start of sorted) {
-    if (planWindow(nodes, groups, { start, end: start + durationMs }, ctx).ok) return start;
-  }
-  return null;
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { BookingDetail } from '../../domain/availability.js';
 import type { Database } from '../database.js';
-import { tstzRange } from './ranges.js';
+import { inList, tstzRange } from './ranges.js';
 
 export interface AvailabilityBookingFilter {
   /** Bookings whose blocked window (lease plus cleaning gap) overlaps [from, to). */
@@ -25,7 +25,7 @@ function holding(db: Kysely<Database>, filter: AvailabilityBookingFilter) {
     .innerJoin('leases as l', 'l.id', 'a.lease_id')
     .where('a.holds', '=', true)
     .where(sql<SqlBool>`a.blocked && ${tstzRange(filter.from, filter.to)}`);
-  if (filter.nodeIds != null) query = query.where('a.node_id', 'in', filter.nodeIds);
+  if (filter.nodeIds != null) query = query.where(inList('a.node_id', filter.nodeIds));
   if (filter.projectId !== undefined) query = query.where('l.project_id', '=', filter.projectId);
   return query
     .select([

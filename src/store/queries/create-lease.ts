@@ -4,6 +4,7 @@ import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
 import type { NewLease } from '../leasing-store.js';
 import { checkQuota } from '../../domain/scheduling/quota.js';
+import { claimNodes } from './claim-nodes.js';
 import { heldWindows } from './held-windows.js';
 import { insertEvents } from './insert-events.js';
 import { tstzRange } from './ranges.js';
@@ -16,8 +17,10 @@ import { tstzRange } from './ranges.js';
  */
 export async function createLease(db: Kysely<Database>, input: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
-    await lockNodes(trx, input.allocations.map((a) => a.node_id));
-    if (input.max_nodes !== null) await checkNodeQuotaLocked(trx, input.project_id, input.max_nodes, input, input.allocations.length);
+    let chosen = input.allocations;
+    if (input.alternatives) chosen = await claimNodes(trx, input, input.alternatives);
+    else await lockNodes(trx, input.allocations.map((a) => a.node_id));
+    if (input.max_nodes !== null) await checkNodeQuotaLocked(trx, input.project_id, input.max_nodes, input, chosen.length);
     const lease = await trx
       .insertInto('leases')
       .values({
@@ -37,7 +40,7 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
     const allocations = await trx
       .insertInto('allocations')
       .values(
-        input.allocations.map((a) => ({
+        chosen.map((a) => ({
           lease_id: lease.id,
           node_id: a.node_id,
           group_index: a.group_index,

@@ -3,12 +3,43 @@ import type { Database } from '../database.js';
 import type { AllocationContext } from '../engine-store.js';
 import { selectAllocations, toAllocation, toLease } from '../leasing-rows.js';
 
-/** An allocation with its lease (without the lease's other allocations), or null when either is gone. */
+/**
+ * An allocation with its lease (without the lease's other allocations), or null when either is gone: one query
+ * (every task run of the engine starts with it).
+ */
 export async function allocationContext(db: Kysely<Database>, allocationId: string): Promise<AllocationContext | null> {
-  const row = await selectAllocations(db).where('a.id', '=', allocationId).executeTakeFirst();
+  const row = await selectAllocations(db)
+    .innerJoin('leases as l', 'l.id', 'a.lease_id')
+    .select([
+      'l.name as lease_name',
+      'l.project_id as lease_project_id',
+      'l.created_by as lease_created_by',
+      'l.start_at as lease_start_at',
+      'l.end_at as lease_end_at',
+      'l.state as lease_state',
+      'l.request as lease_request',
+      'l.created_at as lease_created_at',
+      'l.updated_at as lease_updated_at',
+      'l.cancelled_at as lease_cancelled_at',
+    ])
+    .where('a.id', '=', allocationId)
+    .executeTakeFirst();
   if (!row) return null;
-  const lease = await db.selectFrom('leases').selectAll().where('id', '=', row.lease_id).executeTakeFirst();
-  if (!lease) return null;
-  const { allocations: _omitted, ...rest } = toLease(lease, []);
-  return { allocation: toAllocation(row), lease: rest };
+  const { allocations: _omitted, ...lease } = toLease(
+    {
+      id: row.lease_id,
+      name: row.lease_name,
+      project_id: row.lease_project_id,
+      created_by: row.lease_created_by,
+      start_at: row.lease_start_at,
+      end_at: row.lease_end_at,
+      state: row.lease_state,
+      request: row.lease_request as Record<string, unknown>,
+      created_at: row.lease_created_at,
+      updated_at: row.lease_updated_at,
+      cancelled_at: row.lease_cancelled_at,
+    },
+    [],
+  );
+  return { allocation: toAllocation(row), lease };
 }

@@ -1,7 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../database.js';
-import type { LeaseTask } from '../engine-store.js';
+import type { LeaseTask, TaskLane } from '../engine-store.js';
 import { FINAL_STATES_SQL } from './node-view-query.js';
+
+/** How many more due tasks than it claims the mark queue looks at to take turns between leases. */
+const FAIR_WINDOW = 20;
 
 interface TaskRow {
   id: string;
@@ -55,20 +58,40 @@ export async function claimDueTasks(
   now: Date,
   limit: number,
   claimMs: number,
+  lane: TaskLane | null = null,
 ): Promise<LeaseTask[]> {
   const until = new Date(now.getTime() + claimMs);
+  // Ironic's lessee mark (a start, or an end's first step) or the rest of a release (engine-store.ts, TaskLane).
+  const marks = sql<boolean>`(t.kind = 'start' or a.state is distinct from 'releasing' or coalesce(a.step, 'clear_lessee') = 'clear_lessee')`;
+  const inLane = lane === null ? sql<boolean>`true` : lane === 'mark' ? marks : sql<boolean>`not ${marks}`;
+  // Among the earliest due tasks (FAIR_WINDOW times as many as claimed, read in due order through the index),
+  // each lease's first before any lease's second: a small lease starting while a large one is handed over is not
+  // queued behind all of it. FOR UPDATE cannot sit beside a window function, hence the CTEs; the outer conditions
+  // are checked again on the locked row (a claim committed meanwhile by another worker is skipped). Releases,
+  // which wait on the hardware anyway, go by due time alone.
   const { rows } = await sql<TaskRow>`
+    with due as (
+      select t.id, t.lease_id, t.due_at
+        from lease_tasks t
+        left join allocations a on a.id = t.allocation_id
+       where t.done_at is null
+         and t.due_at <= ${now}
+         and (t.locked_until is null or t.locked_until <= ${now})
+         and ${inLane}
+         and not ${taskIsBlocked(now)}
+       order by t.due_at, t.id
+       limit ${limit * (lane === 'release' ? 4 : FAIR_WINDOW)}
+    ), turns as (
+      select id, due_at, row_number() over (partition by lease_id order by due_at, id) as turn from due)
     update lease_tasks
        set locked_by = ${worker}, locked_until = ${until}
      where id in (
        select t.id
          from lease_tasks t
-         left join allocations a on a.id = t.allocation_id
+         join turns on turns.id = t.id
         where t.done_at is null
-          and t.due_at <= ${now}
           and (t.locked_until is null or t.locked_until <= ${now})
-          and not ${taskIsBlocked(now)}
-        order by t.due_at, t.id
+        order by turns.turn, turns.due_at, t.id
         limit ${limit}
           for update of t skip locked)
     returning id, lease_id, allocation_id, kind, due_at, attempts, last_error`.execute(db);

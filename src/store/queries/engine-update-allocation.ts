@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { ClaimLostError, NotFoundError } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import type { NewAuditEvent } from '../../domain/leasing.js';
@@ -6,7 +6,6 @@ import type { Database } from '../database.js';
 import type { AllocationPatch, TaskClaim } from '../engine-store.js';
 import { deriveLeaseState } from './engine-derive-lease-state.js';
 import { insertEngineEvents } from './engine-insert-events.js';
-import { nodeOwnerProject } from './node-owner-project.js';
 
 /**
  * Writes an allocation's progress, its events and its lease's derived state in one transaction. The lease row
@@ -24,49 +23,51 @@ export async function updateAllocation(
 ): Promise<void> {
   if (!isUuid(id)) throw new NotFoundError('allocation', id);
   await db.transaction().execute(async (trx) => {
-    const lease = await trx
-      .selectFrom('leases')
-      .select(['id', 'project_id', 'state'])
-      .where('id', '=', (eb) => eb.selectFrom('allocations').select('lease_id').where('id', '=', id))
-      .forUpdate()
-      .executeTakeFirst();
-    if (!lease) throw new NotFoundError('allocation', id);
-    if (claim) {
-      // The fence: the task row is locked for the rest of the transaction, so a takeover (whose claim skips
-      // locked rows) happens wholly before or wholly after this write, never in between.
-      const held = await trx
-        .selectFrom('lease_tasks')
-        .select('id')
-        .where('id', '=', claim.taskId)
-        .where('locked_by', '=', claim.worker)
-        .where('done_at', 'is', null)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!held) throw new ClaimLostError(claim.taskId, claim.worker);
+    // The lease row locked, and with a claim the task row too (the fence: a takeover, whose claim skips locked
+    // rows, happens wholly before or wholly after this write, never in between), in one statement.
+    const { rows: locked } = await sql<{ id: string; project_id: string; state: string }>`
+      select l.id, l.project_id, l.state
+        from leases l
+        ${claim ? sql`join lease_tasks t on t.id = ${claim.taskId} and t.locked_by = ${claim.worker} and t.done_at is null` : sql``}
+       where l.id = (select lease_id from allocations where id = ${id})
+         for update${claim ? sql` of l, t` : sql``}`.execute(trx);
+    const lease = locked[0];
+    if (!lease) {
+      const exists = await trx.selectFrom('allocations').select('id').where('id', '=', id).executeTakeFirst();
+      if (!exists) throw new NotFoundError('allocation', id);
+      throw new ClaimLostError(claim!.taskId, claim!.worker);
     }
 
-    const allocation = await trx
-      .updateTable('allocations')
-      .set({
-        updated_at: now,
-        ...(patch.state !== undefined && { state: patch.state }),
-        ...(patch.step !== undefined && { step: patch.step }),
-        ...(patch.last_error !== undefined && { last_error: patch.last_error }),
-        ...(patch.node_maintenance_at !== undefined && { node_maintenance_at: patch.node_maintenance_at }),
-      })
-      .where('id', '=', id)
-      .returning(['node_id'])
-      .executeTakeFirst();
+    // The update returns what the events and the lease's state need: the node's owner project and every state
+    // of the lease's allocations as they are after it (RETURNING sees the new row, the subquery the others).
+    const { rows: updated } = await sql<{ node_id: string; owner_project_id: string | null; states: string[] }>`
+      update allocations a set ${sql.join(
+        Object.entries({
+          updated_at: now,
+          ...(patch.state !== undefined && { state: patch.state }),
+          ...(patch.step !== undefined && { step: patch.step }),
+          ...(patch.last_error !== undefined && { last_error: patch.last_error }),
+          ...(patch.node_maintenance_at !== undefined && { node_maintenance_at: patch.node_maintenance_at }),
+        }).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
+      )}
+       where a.id = ${id}
+      returning a.node_id,
+        (select coalesce(by_id.id, by_name.id) from nodes n
+           left join projects by_id on by_id.id = n.owner
+           left join projects by_name on by_name.name = n.owner
+          where n.id = a.node_id) as owner_project_id,
+        (select array_agg(case when s.id = a.id then a.state else s.state end) from allocations s where s.lease_id = a.lease_id) as states`.execute(trx);
+    const allocation = updated[0];
     if (!allocation) throw new NotFoundError('allocation', id);
+    const siblings = allocation.states.map((state) => ({ state }));
 
     const defaults = {
       lease_id: lease.id,
       node_id: allocation.node_id,
       project_id: lease.project_id,
-      owner_project_id: await nodeOwnerProject(trx, allocation.node_id),
+      owner_project_id: allocation.owner_project_id,
     };
 
-    const siblings = await trx.selectFrom('allocations').select('state').where('lease_id', '=', lease.id).execute();
     const next = deriveLeaseState(lease.state, siblings.map((s) => s.state));
     const all = [...events];
     if (next !== lease.state) {

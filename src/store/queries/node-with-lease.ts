@@ -1,0 +1,43 @@
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { NodeView } from '../../domain/inventory.js';
+import type { Database } from '../database.js';
+import type { CurrentLease } from '../leasing-store.js';
+import { toNodeView, type NodeViewRow } from '../row-mappers.js';
+import { handedOver, nodeViewQuery } from './node-view-query.js';
+
+/**
+ * A live node by id or name (an exact id wins) with the lease granting access to it at `now` — what every node
+ * request decides on — in one round trip instead of two (issue 15: the gateway's sequential token, node and lease
+ * lookups were +8.5 ms on an 8.8 ms Ironic GET). The lease is found as currentLeases finds it.
+ */
+export async function nodeWithLease(
+  db: Kysely<Database>,
+  idOrName: string,
+  now: Date,
+): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
+  const row = await nodeViewQuery(db, { kind: 'all' })
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('allocations as a')
+          .innerJoin('leases as l', 'l.id', 'a.lease_id')
+          .select(['l.id as lease_id', 'l.project_id as lease_project_id', 'l.end_at as lease_end'])
+          .whereRef('a.node_id', '=', 'n.id')
+          .where('a.holds', '=', true)
+          .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
+          .where('l.state', 'not in', ['cancelled', 'failed'])
+          .where(sql<SqlBool>`${handedOver}`)
+          .limit(1)
+          .as('cur'),
+      (join) => join.onTrue(),
+    )
+    .select(['cur.lease_id', 'cur.lease_project_id', 'cur.lease_end'])
+    .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
+    .orderBy(sql`n.id = ${idOrName}`, 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return null;
+  const { lease_id, lease_project_id, lease_end, ...node } = row;
+  const lease = lease_id !== null && lease_project_id !== null && lease_end !== null ? { lease_id, project_id: lease_project_id, end: lease_end } : null;
+  return { node: toNodeView(node as NodeViewRow), lease };
+}
