@@ -18,7 +18,7 @@ describe('service endpoints', () => {
   it('/readyz reports the store and the driver, and fails while the hardware backend is down', async () => {
     const ok = await t.request('GET', '/readyz', { token: null });
     expect(ok.status).toBe(200);
-    expect(ok.body.checks).toEqual({ store: 'ok', 'driver (simulated)': 'ok' });
+    expect(ok.body.checks).toEqual({ store: 'ok', 'driver (simulated)': 'ok', 'networks (simulated)': 'ok' });
     t.driver.setFaults({ unavailable: true });
     try {
       const down = await t.request('GET', '/readyz', { token: null });

@@ -27,10 +27,15 @@ export const REASONS = {
   'lease-is-the-grant':
     'In Leasehold a project member is who leases; the lease is the grant, and lessees provision with their own tools (metalsmith, ' +
     'Foreman). So a lessee member, not only a lessee admin/manager, may deploy/undeploy, validate, write `instance_info` and attach VIFs ' +
-    '— only while its lease is active.',
+    '(its own ports, where Neutron is configured) — only while its lease is active.',
   'lessee-drives-its-machine':
     'Ironic keeps the boot device and the serial console to owners. Leasehold\'s lessees control power, boot and console for the length ' +
     'of their lease (the product\'s promise), and lose them the instant it ends; the console is also proxied with its own short-lived tokens.',
+  'vifs-checked-by-neutron':
+    'Ironic attaches a VIF with the credentials of whoever calls it, and the gateway calls with Leasehold\'s own: Ironic would plug in any ' +
+    'port it can see, another tenant\'s too. So the gateway checks the port in Neutron first (it must be the caller\'s project\'s) and ' +
+    'records the attachment for the lease end; without a network service configured it cannot check, and attaches no VIF for a project ' +
+    '(the replay runs without Neutron). With Neutron, owners and lessees attach their own ports (see "Tenant networks" in the README).',
   'leases-not-allocations':
     'Ironic\'s allocations are a second scheduler. In Leasehold the lease table is the only allocation: projects neither see nor delete ' +
     'Ironic allocations through the gateway (the operator can, or uses Leasehold\'s leases).',
@@ -61,7 +66,6 @@ export const DEVIATIONS: Readonly<Record<string, Deviation>> = {
     'lessee_member_cannot_patch_node_instance_info',
     'lessee_member_cannot_validate_node',
     'lessee_member_cannot_change_provision_state',
-    'lessee_member_cannot_post_vifs',
     'lessee_member_cannot_delete_vifs',
   ]),
   ...all('lessee-drives-its-machine', 'allowed', [
@@ -78,6 +82,13 @@ export const DEVIATIONS: Readonly<Record<string, Deviation>> = {
     'lessee_admin_cannot_set_console',
     'lessee_manager_cannot_set_console',
     'lessee_member_cannot_set_console',
+  ]),
+  ...all('vifs-checked-by-neutron', 'denied', [
+    'owner_admin_can_post_vifs',
+    'owner_manager_can_post_vifs',
+    'owner_member_can_post_vifs',
+    'lessee_admin_can_post_vifs',
+    'lessee_manager_can_post_vifs',
   ]),
   ...all('leases-not-allocations', 'denied', [
     'owner_reader_can_read_node_allocation',
