@@ -3,6 +3,7 @@ import type { IdentityBackend } from '../domain/identity-backend.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { LeaseService } from '../leasing/lease-service.js';
+import type { LifecycleService } from '../leasing/lifecycle-service.js';
 import type { Logger } from '../logger.js';
 import type { NetworkService } from '../networking/network-service.js';
 import type { Store } from '../store/store.js';
@@ -25,6 +26,8 @@ export interface EntryDeps {
   readonly logger: Logger;
   /** Quotes, leases, extensions and ends: plan, book, wake the engine (src/leasing/). */
   readonly leasing: LeaseService;
+  /** Nodes replaced, returned early, reclaimed by their owner (src/leasing/lifecycle-service.ts). */
+  readonly lifecycle: LifecycleService;
   /** The node policy (defaults, or with the operator's LEASEHOLD_POLICY_FILE): asked by every entry point. */
   readonly policy: NodePolicy;
   /** Ironic behind the `/baremetal` gateway (the ironic driver); null or absent: the gateway answers 403. */

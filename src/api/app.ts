@@ -10,6 +10,7 @@ import { toLeaseholdError } from '../access/http-errors.js';
 import { errorResponse } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
 import { ironicErrorFor } from '../gateway/ironic-shapes.js';
+import { allocationRoutes } from './routes/allocations.js';
 import { availabilityRoutes } from './routes/availability.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -98,6 +99,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', networkRoutes(deps));
   app.route('/', offerRoutes(deps));
   app.route('/', leaseRoutes(deps));
+  app.route('/', allocationRoutes(deps));
   app.route('/', availabilityRoutes(deps));
   app.route('/', eventRoutes(deps));
 

@@ -3144,6 +3144,11 @@ export interface paths {
                              */
                             where: string;
                         }[];
+                        /**
+                         * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
+                         * @enum {string}
+                         */
+                        replace?: "auto" | "ask" | "never";
                     };
                 };
             };
@@ -3314,6 +3319,11 @@ export interface paths {
                              */
                             where: string;
                         }[];
+                        /**
+                         * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
+                         * @enum {string}
+                         */
+                        replace?: "auto" | "ask" | "never";
                     };
                 };
             };
@@ -3530,7 +3540,12 @@ export interface paths {
                          * @description RFC 3339, within 10 years of now.
                          * @example 2030-01-01T00:00:00Z
                          */
-                        end: string;
+                        end?: string;
+                        /**
+                         * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
+                         * @enum {string}
+                         */
+                        replace?: "auto" | "ask" | "never";
                     };
                 };
             };
@@ -3600,6 +3615,226 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/leases/{id}/allocations/{node}/replace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace one of a lease's nodes by an equivalent one
+         * @description For a node that works but misbehaves (a failed node is replaced by itself under `replace: auto`). The substitute meets the node's group expression (or, for a named node, has at least its facts and traits), is the best fit, free and allowed for the rest of the lease; it is handed over at once and the node leaves the lease now, as at an end (its lessee cleared, its networks off, wiped). 409 lease_unavailable, saying why, when no substitute exists (the lease keeps its node). The lessee's members or an operator.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The lease id. */
+                    id: string;
+                    /** @description A node of the lease: uuid or name. */
+                    node: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The lease with the substitute */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lease"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leases/{id}/allocations/{node}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Give one node of a lease back now (partial return)
+         * @description The node leaves the lease now, as at an end (access cut at once, wiped, back in the pool); the rest of the lease goes on. Giving back the last node ends the lease. The lessee's members or an operator.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The lease id. */
+                    id: string;
+                    /** @description A node of the lease: uuid or name. */
+                    node: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The lease as it is now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Lease"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/availability": {
@@ -4102,7 +4337,25 @@ export interface components {
                 state: string;
                 step: string | null;
                 last_error: string | null;
+                /** @description When the node is the lease's (a substitute's starts when it took over). */
+                start: string;
+                /** @description When the node leaves the lease: its end, or earlier when it left early. */
+                end: string;
+                /**
+                 * @description Why the node left (or leaves) the lease before its end, or null.
+                 * @enum {string|null}
+                 */
+                leave_reason: "returned" | "replaced" | "reclaimed" | "failed" | null;
+                /** @description The node this one took the place of, or null. */
+                replaces: string | null;
+                /** @description A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none). */
+                failure: string | null;
             }[];
+            /**
+             * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
+             * @enum {string}
+             */
+            replace_policy: "auto" | "ask" | "never";
             created_at: string;
             updated_at: string;
         };

@@ -120,7 +120,13 @@ export function leaseJson(l: Lease, names: LeaseNames) {
       state: a.state,
       step: a.step,
       last_error: a.last_error,
+      start: iso(a.start),
+      end: iso(a.left_at ?? a.end),
+      leave_reason: a.leave_reason,
+      replaces: a.replaces === null ? null : (l.allocations.find((b) => b.id === a.replaces)?.node_id ?? null),
+      failure: a.failure,
     })),
+    replace_policy: l.replace_policy,
     created_at: iso(l.created_at),
     updated_at: iso(l.updated_at),
   };

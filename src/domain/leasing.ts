@@ -1,4 +1,5 @@
 /** Offers, leases, allocations and events: the leasing model (pure data). Times are Dates in UTC. */
+import type { LeaveReason, ReplacePolicy } from './replacement.js';
 
 export const LeaseState = {
   Pending: 'pending',
@@ -60,6 +61,8 @@ export interface Offer {
   readonly created_by: string | null;
   readonly created_at: Date;
   readonly withdrawn_at: Date | null;
+  /** The owner may take the node back before a lease ends, with this much notice (ms); null: never. */
+  readonly reclaim_notice_ms: number | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */
@@ -84,6 +87,14 @@ export interface Allocation {
   readonly end: Date;
   readonly last_error: string | null;
   readonly updated_at: Date;
+  /** Why the allocation left its lease before the lease's end, or null. */
+  readonly leave_reason: LeaveReason | null;
+  /** The instant it left (its window's end; for one that left before it started, the instant it was dropped). */
+  readonly left_at: Date | null;
+  /** The allocation this one took the place of, or null. */
+  readonly replaces: string | null;
+  /** A failure of its node recorded on it while the lease stays on the node (no substitute, or not asked for). */
+  readonly failure: string | null;
 }
 
 export interface Lease {
@@ -98,6 +109,8 @@ export interface Lease {
   readonly created_at: Date;
   readonly updated_at: Date;
   readonly cancelled_at: Date | null;
+  /** What to do when one of its nodes fails (default auto: replace it). */
+  readonly replace_policy: ReplacePolicy;
   readonly allocations: readonly Allocation[];
 }
 

@@ -37,6 +37,12 @@ export interface Holding {
   readonly lease_cancelled: boolean;
   /** Since when the reconciler has seen this node in maintenance for this allocation (null: not seen). */
   readonly node_maintenance_at: Date | null;
+  /** The allocation is leaving its lease early (replaced, returned, reclaimed): no failure of its node matters. */
+  readonly left?: boolean;
+  /** The kind of node failure already recorded on the allocation (the lease kept the node), or null. */
+  readonly failure_kind?: string | null;
+  /** Leasehold quarantined the node after a failed cleaning. */
+  readonly node_quarantined?: boolean;
 }
 
 export const RepairKind = {

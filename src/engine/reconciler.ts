@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { InventorySync } from './inventory-sync.js';
 import { reconcileNetworks, type NetworkRepairs } from './network-reconcile.js';
+import { failureFindings, type FailureFinding } from '../domain/replacement.js';
 import type { NetworkTeardown } from './network-teardown.js';
 import { clearLeaseMark, leaseMarkOf, setLeaseMark } from '../drivers/lessee-mark.js';
 
@@ -28,6 +29,11 @@ export interface ReconcilerOptions {
   readonly holder?: string;
   /** Tenant networks (a network backend is configured): stray VIFs and interrupted attachments are repaired too. */
   readonly networks?: NetworkTeardown | null;
+  /**
+   * A node of a running or upcoming lease failed for it, or serves again (`failure` null): the leasing side
+   * replaces it or records it (leasing/lifecycle-service.ts). Unset: failures are not acted on.
+   */
+  readonly onNodeFailure?: (finding: FailureFinding) => Promise<unknown>;
 }
 
 export interface ReconcileResult {
@@ -37,6 +43,8 @@ export interface ReconcileResult {
   readonly repairs: readonly Repair[];
   /** Repairs carried out (the others were no longer needed when re-checked, or failed and are retried next pass). */
   readonly applied: number;
+  /** Nodes that failed for their lease (or recovered) handed to the leasing side in this pass. */
+  readonly failures: number;
   /** Network repairs: interrupted attachments finished, stray VIFs removed (zeros without a network backend). */
   readonly networks: NetworkRepairs;
   readonly ms: number;
@@ -126,7 +134,7 @@ export class Reconciler {
     // restarts after a crash reconciles at once. A holder that dies mid-pass is taken over within PASS_LOCK_MS.
     if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS))) {
       this.log.debug('another replica is reconciling');
-      return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, networks: NO_NETWORK_REPAIRS, ms: Date.now() - t0 };
+      return { skipped: 'busy', nodes: 0, repairs: [], applied: 0, failures: 0, networks: NO_NETWORK_REPAIRS, ms: Date.now() - t0 };
     }
     const lock: { timer: Timer | null; held: boolean; renewing: Promise<unknown> | null } = { timer: null, held: true, renewing: null };
     const renew = () => {
@@ -161,6 +169,7 @@ export class Reconciler {
       engine?.wake();
     }
     const holdings = await store.tasks.holdings();
+    const failures = await this.actOnFailures(nodes, holdings);
     const repairs = planRepairs(nodes.map(observe), holdings, clock.now(), this.graceMs);
     let applied = 0;
     for (const repair of repairs) {
@@ -174,8 +183,29 @@ export class Reconciler {
     const networks = teardown ? await reconcileNetworks({ store, driver, teardown, logger: this.log }, nodes, holdings, clock.now()) : NO_NETWORK_REPAIRS;
     const ms = Date.now() - t0;
     const fixed = applied + networks.finished + networks.removed;
-    this.log[fixed > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, networks, ms }, 'reconciled');
-    return { skipped: null, nodes: nodes.length, repairs, applied, networks, ms };
+    this.log[fixed > 0 || failures > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, failures, networks, ms }, 'reconciled');
+    return { skipped: null, nodes: nodes.length, repairs, applied, failures, networks, ms };
+  }
+
+  /**
+   * Hands every node that failed for its lease since the last pass (maintenance, a broken provision state, a
+   * quarantine, gone from Ironic) — or serves again — to the leasing side, one at a time; a failure of one does not
+   * stop the others (it is found again next pass). Returns how many were handed over.
+   */
+  private async actOnFailures(nodes: readonly DriverNode[], holdings: readonly Holding[]): Promise<number> {
+    const handler = this.options.onNodeFailure;
+    if (!handler) return 0;
+    const byId = new Map(nodes.map((n) => [n.uuid, n]));
+    let acted = 0;
+    for (const finding of failureFindings(holdings, (id) => byId.get(id) ?? null, this.options.clock.now())) {
+      try {
+        await handler(finding);
+        acted++;
+      } catch (err) {
+        this.log.warn({ err, node_id: finding.node_id, lease_id: finding.lease_id }, 'could not act on a failed node; retried next pass');
+      }
+    }
+    return acted;
   }
 
   /** Carries one repair out; false when a re-check shows it is no longer needed. */

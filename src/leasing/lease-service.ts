@@ -2,6 +2,7 @@ import { LeaseConflictError } from '../domain/errors.js';
 import { localUserId, type Project } from '../domain/identity.js';
 import type { Lease, NewAuditEvent } from '../domain/leasing.js';
 import type { Clock } from '../domain/clock.js';
+import type { ReplacePolicy } from '../domain/replacement.js';
 import type { Store } from '../store/store.js';
 import { LeasePlanner, type LeaseAsk, type LeasePlan } from './lease-planner.js';
 
@@ -23,6 +24,8 @@ export interface LeaseActor {
 export interface NewLeaseMeta {
   readonly name?: string;
   readonly actor: LeaseActor;
+  /** What to do when one of its nodes fails (default auto). */
+  readonly replace?: ReplacePolicy;
 }
 
 /** The lease engine, woken after a change in this process so it re-arms its timer at once. */
@@ -64,6 +67,19 @@ export class LeaseService {
     this.engine = engine;
   }
 
+  /** Wakes this process's engine (after a change it must act on: a node replaced, returned, reclaimed). */
+  wakeEngine(): void {
+    this.engine?.wake();
+  }
+
+  /**
+   * A substitute for one allocation: one node meeting `where`, free and allowed over [start, end), best fit first,
+   * with the alternatives behind it. No quota: a replacement does not add to what the project holds.
+   */
+  replacementPlan(project: Project, start: Date, end: Date, where: string): Promise<LeasePlan> {
+    return this.planner.plan({ ...project, quota: {} }, { start, end, groups: [{ count: 1, where }] });
+  }
+
   /** What `ask` would get now, changing nothing (the same checks as create). */
   quote(project: Project, ask: LeaseAsk): Promise<LeasePlan> {
     return this.planner.plan(project, ask);
@@ -86,6 +102,7 @@ export class LeaseService {
             alternatives: plan.alternatives,
             cleaning_gap_ms: this.cleaningGapMs,
             max_nodes: project.quota.max_nodes ?? null,
+            replace_policy: meta.replace,
           },
           [{ type: 'lease.created', ...this.by(meta.actor), project_id: project.id, message: `${plan.allocations.length} nodes` }],
           this.clock.now(),
@@ -125,12 +142,27 @@ export class LeaseService {
     return updated;
   }
 
+  /** What the lease wants done when one of its nodes fails. */
+  async setReplacePolicy(lease: Lease, policy: ReplacePolicy, actor: LeaseActor): Promise<Lease> {
+    const event: NewAuditEvent = {
+      type: 'lease.replace_policy_changed',
+      ...this.by(actor),
+      lease_id: lease.id,
+      project_id: lease.project_id,
+      message: `on a failed node: ${policy}`,
+      details: { from: lease.replace_policy, to: policy },
+    };
+    return this.store.lifecycle.setReplacePolicy(lease.id, policy, [event], this.clock.now());
+  }
+
   /** Cancels a lease that has not started, or ends a running one now. */
   async end(lease: Lease, actor: LeaseActor): Promise<Lease> {
     const now = this.clock.now();
     const event = { ...this.by(actor), lease_id: lease.id, project_id: lease.project_id };
     const updated =
-      lease.start.getTime() > now.getTime() && lease.state === 'pending'
+      // One that starts this very instant has had no time at all: cancelled (ending it at its start would leave
+      // it an empty window, which the store refuses).
+      lease.start.getTime() >= now.getTime() && lease.state === 'pending'
         ? await this.store.leasing.cancelLease(lease.id, [{ ...event, type: 'lease.cancelled' }], now)
         : await this.store.leasing.changeLeaseEnd(lease.id, now, this.cleaningGapMs, [{ ...event, type: 'lease.ended_early' }], now);
     this.engine?.wake();

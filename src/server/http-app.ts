@@ -11,6 +11,7 @@ import type { IdentityBackend } from '../domain/identity-backend.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { LeaseService } from '../leasing/lease-service.js';
+import { LifecycleService } from '../leasing/lifecycle-service.js';
 import type { Logger } from '../logger.js';
 import type { NetworkService } from '../networking/network-service.js';
 import type { Store } from '../store/store.js';
@@ -48,6 +49,8 @@ export interface HttpApp {
   readonly app: OpenAPIHono<AppEnv>;
   readonly deps: EntryDeps;
   readonly leasing: LeaseService;
+  /** Nodes replaced, returned, reclaimed: also what the reconciler hands failed nodes to. */
+  readonly lifecycle: LifecycleService;
   /** The serial console's WebSocket side: `consoles.attach(server)` once the server listens. */
   readonly consoles: ConsoleProxy;
 }
@@ -59,6 +62,7 @@ export interface HttpApp {
  */
 export function buildHttpApp(parts: HttpAppParts): HttpApp {
   const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs });
+  const lifecycle = new LifecycleService(parts.store, leasing, parts.clock, parts.logger);
   const base: EntryDeps = {
     store: parts.store,
     identity: parts.identity,
@@ -67,6 +71,7 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
     clock: parts.clock,
     logger: parts.logger,
     leasing,
+    lifecycle,
     policy: parts.policy,
     ironic: parts.ironic,
     keystone: parts.keystone ?? null,
@@ -78,5 +83,5 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
     ...base,
     console: { tokenTtlMs: parts.console.tokenTtlMs, publicUrl: parts.console.publicUrl, connections: consoles },
   };
-  return { app: createApp(deps), deps, leasing, consoles };
+  return { app: createApp(deps), deps, leasing, lifecycle, consoles };
 }

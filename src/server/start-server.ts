@@ -25,6 +25,7 @@ import type { NetworkBackend } from '../drivers/network-backend.js';
 import { SimulatedNetworks } from '../drivers/simulated/simulated-networks.js';
 import { NetworkTeardown } from '../engine/network-teardown.js';
 import { NetworkService } from '../networking/network-service.js';
+import type { LifecycleService } from '../leasing/lifecycle-service.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -87,6 +88,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     closers.push(async () => inventory.stop());
 
     let engine: LeaseEngine | undefined;
+    let lifecycle: LifecycleService | null = null;
     let reconciler: Reconciler | undefined;
     if (config.role !== 'api') {
       if (store.engine === 'pglite') {
@@ -98,7 +100,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       engine.start();
       closers.push(() => engine!.stop());
       // Right after the engine: Ironic is repaired at start (a crash may have left a lessee behind).
-      reconciler = new Reconciler({ store, driver, clock, logger, inventory, engine, intervalMs: config.reconcileIntervalMs, networks: teardown });
+      reconciler = new Reconciler({
+        store,
+        driver,
+        clock,
+        logger,
+        inventory,
+        engine,
+        intervalMs: config.reconcileIntervalMs,
+        networks: teardown,
+        // The leasing side is wired below, before the server listens; a pass before that acts on nothing (the
+        // next one finds the failure again).
+        onNodeFailure: async (finding) => lifecycle?.onFinding(finding),
+      });
       reconciler.start();
       closers.push(() => reconciler!.stop());
       const webhooks = new WebhookDispatcher(
@@ -115,7 +129,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             { cacheTtlMs: config.keystone.cacheTtlMs, adminProject: config.keystone.adminProject, roles: keystoneRoles },
           )
         : new LocalIdentity(store, clock);
-    const { app, leasing, consoles } = buildHttpApp({
+    const { app, leasing, lifecycle: wired, consoles } = buildHttpApp({
       store,
       identity,
       keystone: config.identity === 'keystone' ? (keystone?.client ?? null) : null,
@@ -131,6 +145,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       console: { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl },
     });
     leasing.attachEngine(engine ?? null);
+    lifecycle = wired;
     const server = await listen(app.fetch, config);
     closers.push(() => closeServer(server));
     // WebSocket upgrades (the serial console) on the same server and port; closed before the server (closers run

@@ -117,6 +117,7 @@ export interface OffersTable {
   created_by: string | null;
   created_at: Timestamp;
   withdrawn_at: NullableTimestamp;
+  reclaim_notice_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
 }
 
 export interface LeasesTable {
@@ -132,6 +133,7 @@ export interface LeasesTable {
   updated_at: Timestamp;
   cancelled_at: NullableTimestamp;
   ending_soon_sent_at: NullableTimestamp;
+  replace_policy: Generated<string>;
 }
 
 export interface WebhookDeliveriesTable {
@@ -162,6 +164,11 @@ export interface AllocationsTable {
   last_error: string | null;
   updated_at: Timestamp;
   node_maintenance_at: NullableTimestamp;
+  leave_reason: Generated<string | null>;
+  left_at: NullableTimestamp;
+  replaces: Generated<string | null>;
+  failure: Generated<string | null>;
+  failure_kind: Generated<string | null>;
 }
 
 export interface LeaseTasksTable {

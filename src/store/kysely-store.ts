@@ -11,6 +11,8 @@ import type { EngineStore } from './engine-store.js';
 import { keysetPage } from './keyset-page.js';
 import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
+import { KyselyLifecycleStore } from './kysely-lifecycle-store.js';
+import type { LifecycleStore } from './lifecycle-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
@@ -52,6 +54,7 @@ export class KyselyStore implements Store {
   readonly webhooks: WebhookOutbox;
   readonly consoles: ConsoleStore;
   readonly networks: NetworkStore;
+  readonly lifecycle: LifecycleStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -62,6 +65,7 @@ export class KyselyStore implements Store {
     this.webhooks = new KyselyWebhookOutbox(db);
     this.consoles = new KyselyConsoleStore(db);
     this.networks = new KyselyNetworkStore(db);
+    this.lifecycle = new KyselyLifecycleStore(db);
   }
 
   ping(): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Allocation, AllocationState, AuditEvent, Lease, LeaseRequest, LeaseState, Offer, ReleaseStep } from '../domain/leasing.js';
+import type { LeaveReason, ReplacePolicy } from '../domain/replacement.js';
 import type { Database } from './database.js';
 
 /** Row shapes and mappers for the leasing tables. Ranges are read as lower/upper bounds, never as text. */
@@ -19,6 +20,7 @@ export function selectOffers(db: Kysely<Database>) {
       'o.created_by',
       'o.created_at',
       'o.withdrawn_at',
+      'o.reclaim_notice_ms',
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -38,6 +40,7 @@ export function toOffer(row: OfferRow): Offer {
     created_by: row.created_by,
     created_at: row.created_at,
     withdrawn_at: row.withdrawn_at,
+    reclaim_notice_ms: toMs(row.reclaim_notice_ms),
   };
 }
 
@@ -53,6 +56,10 @@ export function selectAllocations(db: Kysely<Database>) {
       'a.step',
       'a.last_error',
       'a.updated_at',
+      'a.leave_reason',
+      'a.left_at',
+      'a.replaces',
+      'a.failure',
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
     ]);
@@ -71,6 +78,10 @@ export function toAllocation(row: AllocationRow): Allocation {
     end: row.end,
     last_error: row.last_error,
     updated_at: row.updated_at,
+    leave_reason: row.leave_reason as LeaveReason | null,
+    left_at: row.left_at,
+    replaces: row.replaces,
+    failure: row.failure,
   };
 }
 
@@ -86,6 +97,7 @@ export interface LeaseRow {
       created_at: Date;
       updated_at: Date;
       cancelled_at: Date | null;
+      replace_policy: string;
 }
 
 export function toLease(row: LeaseRow, allocations: readonly Allocation[]): Lease {
@@ -101,6 +113,7 @@ export function toLease(row: LeaseRow, allocations: readonly Allocation[]): Leas
     created_at: row.created_at,
     updated_at: row.updated_at,
     cancelled_at: row.cancelled_at,
+    replace_policy: row.replace_policy as ReplacePolicy,
     allocations,
   };
 }

@@ -1,3 +1,4 @@
+import type { ReplacePolicy } from '../domain/replacement.js';
 import type { BookingDetail } from '../domain/availability.js';
 import type { AuditEvent, Lease, LeaseRequest, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Interval } from '../domain/scheduling/interval.js';
@@ -84,6 +85,8 @@ export interface NewLease {
   readonly cleaning_gap_ms: number;
   /** Checked inside the transaction, under a per-project lock: nodes held at a time (domain/scheduling/quota.ts). */
   readonly max_nodes: number | null;
+  /** What to do when one of its nodes fails (default auto). */
+  readonly replace_policy?: ReplacePolicy;
 }
 
 export interface LeaseFilter {

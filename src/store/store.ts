@@ -5,6 +5,7 @@ import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
+import type { LifecycleStore } from './lifecycle-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -100,6 +101,8 @@ export interface Store {
   readonly consoles: ConsoleStore;
   /** Tenant networks plugged into nodes (network-store.ts). */
   readonly networks: NetworkStore;
+  /** Allocations leaving their leases early: replaced, returned, reclaimed (allocation-store.ts). */
+  readonly lifecycle: LifecycleStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -16,6 +16,7 @@ const offer = (over: Partial<Offer>): Offer => ({
   created_by: null,
   created_at: new Date(0),
   withdrawn_at: null,
+  reclaim_notice_ms: null,
   ...over,
 });
 

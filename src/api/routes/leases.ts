@@ -4,17 +4,25 @@ import { formatDuration, parseDuration } from '../../domain/duration.js';
 import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import type { Principal, Project } from '../../domain/identity.js';
 import { LEASE_STATES, type Lease, type LeaseState } from '../../domain/leasing.js';
+import { REPLACE_POLICIES, type ReplacePolicy } from '../../domain/replacement.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
 import { canChangeLeasesOf, canSeeProject, isAdmin } from '../../domain/policy.js';
 import type { LeaseAsk } from '../../leasing/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
+import { leaseNames } from '../lease-names.js';
 import { leaseJson, type LeaseNames } from '../serializers.js';
 
 /** A lease's start and end book time: within 10 years of now (checked against the clock in ask()). */
 const Time = TimeInput.openapi({ description: 'RFC 3339, within 10 years of now.' });
 const STATES = LEASE_STATES as [LeaseState, ...LeaseState[]];
+
+const ReplaceInput = z.enum(REPLACE_POLICIES as [ReplacePolicy, ...ReplacePolicy[]]).openapi({
+  description:
+    'When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an ' +
+    'equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.',
+});
 
 const LeaseBody = z
   .object({
@@ -34,6 +42,7 @@ const LeaseBody = z
       )
       .max(50)
       .optional(),
+    replace: ReplaceInput.optional(),
   })
   .strict();
 
@@ -58,8 +67,14 @@ export const LeaseSchema = z
         state: z.string(),
         step: z.string().nullable(),
         last_error: z.string().nullable(),
+        start: z.string().openapi({ description: "When the node is the lease's (a substitute's starts when it took over)." }),
+        end: z.string().openapi({ description: 'When the node leaves the lease: its end, or earlier when it left early.' }),
+        leave_reason: z.enum(['returned', 'replaced', 'reclaimed', 'failed']).nullable().openapi({ description: 'Why the node left (or leaves) the lease before its end, or null.' }),
+        replaces: z.string().nullable().openapi({ description: 'The node this one took the place of, or null.' }),
+        failure: z.string().nullable().openapi({ description: 'A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none).' }),
       }),
     ),
+    replace_policy: ReplaceInput,
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -134,7 +149,15 @@ const patchLease = createRoute({
   tags: ['leases'],
   summary: 'Extend or shorten a lease',
   description: 'An extension must fit the offers, their policy, the quota and the next lease on every node.',
-  request: { params: IdParam, body: jsonBody(z.object({ end: Time }).strict()) },
+  request: {
+    params: IdParam,
+    body: jsonBody(
+      z
+        .object({ end: Time.optional(), replace: ReplaceInput.optional() })
+        .strict()
+        .refine((b) => b.end !== undefined || b.replace !== undefined, { message: 'give `end` (a new end) or `replace` (a policy)', path: ['end'] }),
+    ),
+  },
   responses: { 200: jsonResponse(LeaseSchema, 'The lease'), ...errorResponses(400, 401, 403, 404, 409) },
 });
 
@@ -172,13 +195,7 @@ export function leaseRoutes(deps: ApiDeps) {
     };
   }
 
-  /** Node names and lessee project names for the response (a page holds at most 1000 leases, so as many projects). */
-  async function names(leases: readonly Lease[]): Promise<LeaseNames> {
-    const nodes = await deps.store.nodeNames(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
-    const ids = [...new Set(leases.map((l) => l.project_id))];
-    const projects = ids.length === 0 ? [] : (await deps.store.listProjects({ ids }, { limit: 1000 })).items;
-    return { nodes, projects: new Map(projects.map((p) => [p.id, p.name])) };
-  }
+  const names = (leases: readonly Lease[]): Promise<LeaseNames> => leaseNames(deps, leases);
 
   /** The lessee, the operator, and the owners of its nodes (read only) see a lease; others get 404. */
   async function visibleLease(principal: Principal, id: string): Promise<Lease> {
@@ -213,7 +230,7 @@ export function leaseRoutes(deps: ApiDeps) {
     const project = await callerProject(principal);
     if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
     const body = c.req.valid('json');
-    const lease = await deps.leasing.create(project, ask(body), { name: body.name, actor: principal });
+    const lease = await deps.leasing.create(project, ask(body), { name: body.name, actor: principal, replace: body.replace });
     c.get('log').info({ lease: lease.id, nodes: lease.allocations.length }, 'lease created');
     return c.json(leaseJson(lease, await names([lease])), 201);
   });
@@ -249,16 +266,21 @@ export function leaseRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const lease = await visibleLease(principal, c.req.valid('param').id);
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can change a lease");
-    const end = new Date(c.req.valid('json').end);
-    const now = deps.clock.now();
-    checkWithinHorizon(end, now, 'end');
-    if (end.getTime() <= Math.max(now.getTime(), lease.start.getTime())) {
-      throw new InvalidRequestError('end must be after the start and in the future; to end the lease now, DELETE it', {
-        details: { field: 'end' },
-      });
+    const body = c.req.valid('json');
+    let updated = lease;
+    if (body.end !== undefined) {
+      const end = new Date(body.end);
+      const now = deps.clock.now();
+      checkWithinHorizon(end, now, 'end');
+      if (end.getTime() <= Math.max(now.getTime(), lease.start.getTime())) {
+        throw new InvalidRequestError('end must be after the start and in the future; to end the lease now, use `leasehold lease cancel` (DELETE the lease)', {
+          details: { field: 'end' },
+        });
+      }
+      const project = (await deps.store.findProject(lease.project_id))!;
+      updated = await deps.leasing.changeEnd(project, lease, end, principal);
     }
-    const project = (await deps.store.findProject(lease.project_id))!;
-    const updated = await deps.leasing.changeEnd(project, lease, end, principal);
+    if (body.replace !== undefined && body.replace !== updated.replace_policy) updated = await deps.leasing.setReplacePolicy(updated, body.replace, principal);
     return c.json(leaseJson(updated, await names([updated])), 200);
   });
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import { FINISHED_LEASE_STATES, type Lease, type NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
@@ -28,7 +28,7 @@ export async function changeLeaseEnd(
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!lease) throw new NotFoundError('lease', id);
     if ((FINISHED_LEASE_STATES as readonly string[]).includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
-    const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).execute();
+    const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).where('leave_reason', 'is', null).execute();
     await lockNodes(trx, nodes.map((n) => n.node_id));
     if (maxNodes !== null && end.getTime() > lease.end_at.getTime()) {
       // An extension holds the nodes longer: it may now overlap the project's other leases (issue 11).
@@ -51,6 +51,8 @@ export async function changeLeaseEnd(
       .where('lease_id', '=', id)
       .where('holds', '=', true)
       .where('state', 'in', MOVABLE)
+      // A node that left the lease early (returned, replaced) keeps the end it left at.
+      .where('leave_reason', 'is', null)
       .execute();
     await trx
       .updateTable('lease_tasks')
@@ -58,7 +60,27 @@ export async function changeLeaseEnd(
       .where('lease_id', '=', id)
       .where('kind', '=', 'end')
       .where('done_at', 'is', null)
+      .where((eb) => eb('allocation_id', 'in', eb.selectFrom('allocations').select('id').where('lease_id', '=', id).where('leave_reason', 'is', null)))
       .execute();
+    // One that is to leave later than the new end (an owner's reclaim with notice) leaves with the lease instead.
+    const later = await trx
+      .updateTable('allocations')
+      .set({ period: tstzRange(sql`lower(period)`, end), blocked: tstzRange(sql`lower(period)`, blockedUntil), left_at: end, updated_at: now })
+      .where('lease_id', '=', id)
+      .where('leave_reason', 'is not', null)
+      .where('state', 'in', MOVABLE)
+      .where(sql<SqlBool>`upper(period) > ${end}::timestamptz and lower(period) < ${end}::timestamptz`)
+      .returning('id')
+      .execute();
+    if (later.length > 0) {
+      await trx
+        .updateTable('lease_tasks')
+        .set({ due_at: end })
+        .where('allocation_id', 'in', later.map((a) => a.id))
+        .where('kind', '=', 'end')
+        .where('done_at', 'is', null)
+        .execute();
+    }
     await insertEvents(trx, events, now);
     return (await loadLeases(trx, [updated]))[0]!;
   });

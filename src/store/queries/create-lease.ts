@@ -31,6 +31,7 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
         end_at: input.end,
         state: 'pending',
         request: JSON.stringify(input.request),
+        ...(input.replace_policy ? { replace_policy: input.replace_policy } : {}),
         created_at: now,
         updated_at: now,
       })

@@ -21,6 +21,7 @@ export async function allocationContext(db: Kysely<Database>, allocationId: stri
       'l.created_at as lease_created_at',
       'l.updated_at as lease_updated_at',
       'l.cancelled_at as lease_cancelled_at',
+      'l.replace_policy as lease_replace_policy',
     ])
     .where('a.id', '=', allocationId)
     .executeTakeFirst();
@@ -38,6 +39,7 @@ export async function allocationContext(db: Kysely<Database>, allocationId: stri
       created_at: row.lease_created_at,
       updated_at: row.lease_updated_at,
       cancelled_at: row.lease_cancelled_at,
+      replace_policy: row.lease_replace_policy,
     },
     [],
   );

@@ -56,7 +56,9 @@ export async function updateAllocation(
            left join projects by_id on by_id.id = n.owner
            left join projects by_name on by_name.name = n.owner
           where n.id = a.node_id) as owner_project_id,
-        (select array_agg(case when s.id = a.id then a.state else s.state end) from allocations s where s.lease_id = a.lease_id) as states`.execute(trx);
+        -- Allocations that left the lease early (returned, replaced) are its history: they do not make it "ending".
+        (select coalesce(array_agg(case when s.id = a.id then a.state else s.state end) filter (where s.leave_reason is null), '{}')
+           from allocations s where s.lease_id = a.lease_id) as states`.execute(trx);
     const allocation = updated[0];
     if (!allocation) throw new NotFoundError('allocation', id);
     const siblings = allocation.states.map((state) => ({ state }));

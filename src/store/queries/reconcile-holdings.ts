@@ -22,6 +22,9 @@ export async function reconcileHoldings(db: Kysely<Database>): Promise<readonly 
       'a.state',
       'a.node_maintenance_at',
       'l.cancelled_at',
+      'a.leave_reason',
+      'a.failure_kind',
+      sql<boolean>`exists (select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null)`.as('quarantined'),
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
     ])
@@ -37,5 +40,8 @@ export async function reconcileHoldings(db: Kysely<Database>): Promise<readonly 
     end: r.end,
     lease_cancelled: r.cancelled_at !== null,
     node_maintenance_at: r.node_maintenance_at,
+    left: r.leave_reason !== null,
+    failure_kind: r.failure_kind,
+    node_quarantined: r.quarantined === true,
   }));
 }
