@@ -2895,6 +2895,11 @@ export interface paths {
                          * @example P5D
                          */
                         min_lease_duration?: string;
+                        /**
+                         * @description Lets the owner take the node back from a lease booked under this offer with this much notice ("P1D"): the lease gets a substitute where one is free, or the node leaves it. Without it, a lease keeps the node to its end.
+                         * @example P5D
+                         */
+                        reclaim_notice?: string;
                         /** @description Project ids or names (at most 1000); default: every project. */
                         allowed_projects?: string[];
                     };
@@ -3837,6 +3842,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/nodes/{id}/reclaim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a node back from its leases with notice (its owner, or the operator)
+         * @description Every lease on the node past `at` is told (`lease.reclaim_scheduled`, with a webhook) and gets an equivalent node from `at` where one is free, or the node leaves it then; the node's offers end at `at`. Only leases booked under an offer with a `reclaim_notice`, and `at` at least that notice from now: otherwise 409 policy_violation naming the lease and the earliest instant, and nothing changes.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description When the node leaves its leases.
+                         * @example 2030-01-01T00:00:00Z
+                         */
+                        at: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description What became of each lease */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Reclaim"];
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A backend is unavailable: try again after Retry-After seconds */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/availability": {
         parameters: {
             query?: never;
@@ -4293,6 +4413,8 @@ export interface components {
             end: string | null;
             max_lease_duration: string | null;
             min_lease_duration: string | null;
+            /** @description The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends. */
+            reclaim_notice: string | null;
             allowed_projects: string[] | null;
             /** @enum {string} */
             status: "scheduled" | "active" | "expired" | "withdrawn";
@@ -4358,6 +4480,15 @@ export interface components {
             replace_policy: "auto" | "ask" | "never";
             created_at: string;
             updated_at: string;
+        };
+        Reclaim: {
+            node_id: string;
+            at: string;
+            leases: {
+                lease_id: string;
+                /** @description The node that takes over from `at`, or null: the node simply leaves the lease then. */
+                substitute: string | null;
+            }[];
         };
         Availability: {
             /**

@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
-import { ConflictError, InvalidRequestError, LeaseConflictError, LeaseUnavailableError, NotFoundError, isLeaseholdError } from '../domain/errors.js';
+import { formatDuration } from '../domain/duration.js';
+import { ConflictError, InvalidRequestError, LeaseConflictError, LeaseUnavailableError, NotFoundError, PolicyViolationError, isLeaseholdError } from '../domain/errors.js';
 import { localUserId } from '../domain/identity.js';
 import type { Allocation, Lease, NewAuditEvent } from '../domain/leasing.js';
 import { FailureKind, LeaveReason, ReplacePolicy, equivalentRequirement, type FailureFinding, type NodeFailure } from '../domain/replacement.js';
@@ -105,6 +106,43 @@ export class LifecycleService {
       return null;
     }
     return this.replace(lease, allocation, failure, engine);
+  }
+
+  /**
+   * The owner takes `nodeId` back at `at`: every lease on it past `at` is told (`lease.reclaim_scheduled`) and gets
+   * a substitute from `at`, or the node leaves it then. Allowed only where each lease was booked under an offer with
+   * a reclaim notice, and `at` is at least that notice from now; otherwise PolicyViolationError naming the lease and
+   * the earliest instant, and nothing changes. The node's offers end at `at`.
+   */
+  async reclaim(nodeId: string, nodeName: string, at: Date, actor: LeaseActor): Promise<readonly (Outcome & { readonly node_id: string })[]> {
+    const now = this.clock.now();
+    const held = await this.store.lifecycle.onNodeAfter(nodeId, at);
+    for (const { lease, allocation } of held) {
+      const offer = (await this.store.leasing.offersInForce([nodeId], allocation.start, new Date(allocation.start.getTime() + 1))).find((o) => o.withdrawn_at === null) ?? null;
+      const notice = offer?.reclaim_notice_ms ?? null;
+      if (notice === null) {
+        throw new PolicyViolationError(
+          `lease ${lease.name} holds ${nodeName} until ${allocation.end.toISOString()} under an offer without a reclaim notice: it keeps the node to its end`,
+          { details: { rule: 'reclaim_notice', lease_id: lease.id, until: allocation.end.toISOString() } },
+        );
+      }
+      const earliest = new Date(now.getTime() + notice);
+      if (at.getTime() < earliest.getTime()) {
+        throw new PolicyViolationError(
+          `lease ${lease.name} was booked with ${formatDuration(notice)} of reclaim notice: take ${nodeName} back at ${earliest.toISOString()} or later`,
+          { details: { rule: 'reclaim_notice', lease_id: lease.id, earliest_at: earliest.toISOString() } },
+        );
+      }
+    }
+    const outcomes: Array<Outcome & { readonly node_id: string }> = [];
+    for (const { lease, allocation } of held) {
+      const reason = `its owner takes node ${nodeName} back at ${at.toISOString()}`;
+      await this.store.leasing.appendEvents([this.event(lease, allocation, actor, 'lease.reclaim_scheduled', reason, { at: at.toISOString() })], now);
+      outcomes.push({ node_id: allocation.node_id, ...(await this.replace(lease, allocation, { kind: FailureKind.Reclaim, reason }, actor, at)) });
+    }
+    const closed = { type: 'node.reclaimed', actor: actor.userName, actor_user_id: localUserId(actor), node_id: nodeId, message: `${nodeName} leaves the pool at ${at.toISOString()}`, details: { at: at.toISOString(), leases: held.length } };
+    await this.store.lifecycle.closeOffers(nodeId, at, [closed], now);
+    return outcomes;
   }
 
   /** What the reconciler found: a failed node acted on (nodeFailed), or a recorded failure that is over. */

@@ -49,6 +49,7 @@ export class KyselyLeasingStore implements LeasingStore {
             min_lease_ms: offer.min_lease_ms,
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
             created_by: offer.created_by,
+            reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
             created_at: now,
           })
           .returning('id')

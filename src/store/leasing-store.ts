@@ -16,7 +16,8 @@ import type { Page, PageRequest } from './page.js';
 export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
->;
+> &
+  Partial<Pick<Offer, 'reclaim_notice_ms'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 

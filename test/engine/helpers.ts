@@ -7,6 +7,7 @@ import type { InventorySync } from '../../src/engine/inventory-sync.js';
 import type { SimulatedNetworks } from '../../src/drivers/simulated/simulated-networks.js';
 import { LeaseEngine } from '../../src/engine/lease-engine.js';
 import type { NetworkTeardown } from '../../src/engine/network-teardown.js';
+import type { LifecycleService } from '../../src/leasing/lifecycle-service.js';
 import type { LeaseEngineOptions } from '../../src/engine/lease-engine.js';
 import { createLogger } from '../../src/logger.js';
 import { startApp } from '../support/test-app.js';
@@ -90,6 +91,8 @@ export interface Harness {
   /** The simulated networks the nodes' NICs are cabled to, and what the engine takes networks off nodes with. */
   readonly networks: SimulatedNetworks;
   readonly teardown: NetworkTeardown;
+  /** Nodes replaced, returned, reclaimed (what the reconciler hands failed nodes to). */
+  readonly lifecycle: LifecycleService;
   readonly lesseeId: string;
   readonly otherLesseeId: string;
   readonly ownerId: string;
@@ -145,6 +148,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     inventory,
     networks: app.networks as SimulatedNetworks,
     teardown: app.teardown!,
+    lifecycle: app.deps.lifecycle,
     ...projects,
     engine(over = {}) {
       // Runs on the manual clock never wait in place (watchMs 0): each wait hands the task back, as the tests expect.

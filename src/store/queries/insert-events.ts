@@ -8,6 +8,11 @@ export const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
   'lease.ending_soon': 'lease.ending_soon',
   'lease.ended': 'lease.ended',
   'lease.failed': 'lease.failed',
+  // A lease's nodes changing while it runs (issue 16): the lessee hears of each.
+  'lease.node_replaced': 'lease.node_replaced',
+  'lease.degraded': 'lease.degraded',
+  'lease.node_returned': 'lease.node_returned',
+  'lease.reclaim_scheduled': 'lease.reclaim_scheduled',
 };
 
 /**
