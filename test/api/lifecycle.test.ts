@@ -133,3 +133,41 @@ describe("a lease's nodes while it runs", () => {
     expect(events.body.events[0].details).toEqual({ from: 'auto', to: 'never' });
   });
 });
+
+describe("an owner's reclaim", () => {
+  it('with notice, a running lease is told and gets an equivalent node from the reclaim instant; the node leaves the pool then', async () => {
+    const owner = await createProjectUser(t, 'physics-lab', 'member', 'physics-lab-reclaimer');
+    const offers = (await t.request('GET', '/v1/offers?node_id=gpu-b', { token: owner.token })).body.offers;
+    await t.request('DELETE', `/v1/offers/${offers[0].id}`, { token: owner.token });
+    expect((await t.request('POST', '/v1/offers', { token: owner.token, body: { node_id: 'gpu-b', reclaim_notice: 'P1D' } })).body.reclaim_notice).toBe('P1D');
+    const l = await lease({ nodes: ['gpu-b'], duration: '7d' });
+    const soon = new Date(t.clock.now().getTime() + 3_600_000).toISOString();
+    const tooSoon = await t.request('POST', '/v1/nodes/gpu-b/reclaim', { token: owner.token, body: { at: soon } });
+    expect(tooSoon.status).toBe(409);
+    expect(tooSoon.body.error).toMatchObject({ code: 'policy_violation', details: { rule: 'reclaim_notice', lease_id: l.id } });
+    expect(names((await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body)).toEqual(['gpu-b']);
+
+    const at = new Date(t.clock.now().getTime() + 2 * 86_400_000).toISOString();
+    const res = await t.request('POST', '/v1/nodes/gpu-b/reclaim', { token: owner.token, body: { at } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.leases).toEqual([{ lease_id: l.id, substitute: expect.any(String) }]);
+    const after = (await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body;
+    expect(after.allocations.find((a: { node_name: string }) => a.node_name === 'gpu-b')).toMatchObject({ leave_reason: 'replaced', end: at });
+    expect(after.allocations.find((a: { replaces: string | null }) => a.replaces !== null)).toMatchObject({ start: at, end: l.end });
+    const told = await t.request('GET', `/v1/events?lease_id=${l.id}&type=lease.reclaim_scheduled`, { token: lessee.token });
+    expect(told.body.events).toHaveLength(1);
+    const offer = (await t.request('GET', '/v1/offers?node_id=gpu-b', { token: owner.token })).body.offers.find((o: { status: string }) => o.status !== 'withdrawn');
+    expect(offer.end).toBe(at);
+  });
+
+  it('without a reclaim notice on the offer, a lease keeps its node to its end, and the lessee cannot reclaim', async () => {
+    const owner = await createProjectUser(t, 'physics-lab', 'member', 'physics-lab-reclaimer-2');
+    const l = await lease({ nodes: ['gpu-c'], duration: '7d' });
+    const at = new Date(t.clock.now().getTime() + 3 * 86_400_000).toISOString();
+    const res = await t.request('POST', '/v1/nodes/gpu-c/reclaim', { token: owner.token, body: { at } });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toContain('without a reclaim notice: it keeps the node to its end');
+    expect((await t.request('POST', '/v1/nodes/gpu-c/reclaim', { token: lessee.token, body: { at } })).status).toBe(403);
+    expect(names((await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body)).toEqual(['gpu-c']);
+  });
+});
