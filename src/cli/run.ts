@@ -4,6 +4,7 @@ import { registerAuthCommands } from './commands/auth.js';
 import { registerConsoleCommand } from './commands/console.js';
 import { registerEventCommands } from './commands/event.js';
 import { registerLeaseCommands } from './commands/lease.js';
+import { registerLeaseNodeCommands } from './commands/lease-nodes.js';
 import { registerNetworkCommands } from './commands/network.js';
 import { registerNodeCommands } from './commands/node.js';
 import { registerOfferCommands } from './commands/offer.js';
@@ -93,6 +94,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
   registerConsoleCommand(program, ctx);
   registerOfferCommands(program, ctx);
   registerLeaseCommands(program, ctx);
+  registerLeaseNodeCommands(program, ctx);
   registerEventCommands(program, ctx);
   return program;
 }

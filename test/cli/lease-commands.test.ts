@@ -34,6 +34,7 @@ const LEASE_VIEW = [
   'duration    P3D',
   'request     group 1: 3 × memory >= 48GiB and gpus >= 1',
   '            group 2: 1 × memory >= 16GiB and disk >= 1TB',
+  'replace     auto: a failed node is replaced at once',
   'created at  2030-01-01T00:00:00.000Z',
   'updated at  2030-01-01T00:00:00.000Z',
   '',

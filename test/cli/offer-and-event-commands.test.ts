@@ -52,6 +52,7 @@ describe('leasehold offer create', () => {
         'max lease         P5D',
         'min lease         none',
         'allowed projects  any',
+        'reclaim notice    none (never before a lease ends)',
         'free              now → open',
         'created at        2029-12-31T00:00:00.000Z',
         'withdrawn at      -',

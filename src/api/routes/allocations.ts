@@ -51,7 +51,11 @@ export function allocationRoutes(deps: ApiDeps) {
     if (!lease || !(isAdmin(principal) || lease.project_id === principal.projectId)) throw new NotFoundError('lease', id);
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can change a lease's nodes");
     const found = await deps.store.getNode(node, { kind: 'all' });
-    const allocation = lease.allocations.find((a) => (a.node_id === node || a.node_id === found?.id) && a.leave_reason === null && ['reserved', 'starting', 'active'].includes(a.state));
+    // Still in the lease: not left, not ended (a lease ended a moment ago may not be released yet).
+    const now = deps.clock.now().getTime();
+    const allocation = lease.allocations.find(
+      (a) => (a.node_id === node || a.node_id === found?.id) && a.leave_reason === null && a.end.getTime() > now && ['reserved', 'starting', 'active'].includes(a.state),
+    );
     if (!allocation) {
       throw new NotFoundError('allocation', node, { details: { lease_id: lease.id, hint: `node ${node} is not (or no longer) in lease ${lease.name}` } });
     }

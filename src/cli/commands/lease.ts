@@ -40,12 +40,32 @@ function nodeLabel(a: Pick<Allocation, 'node_id' | 'node_name'>): string {
   return a.node_name ?? a.node_id;
 }
 
+/** What became of a node that left before the lease's end, or what is wrong with one it keeps. */
+function nodeNote(a: Allocation, all: readonly Allocation[]): string | null {
+  const notes: string[] = [];
+  if (a.replaces) {
+    const old = all.find((b) => b.node_id === a.replaces);
+    notes.push(`replaces ${old ? nodeLabel(old) : a.replaces} from ${a.start}`);
+  }
+  if (a.leave_reason) notes.push(`${a.leave_reason} at ${a.end}`);
+  if (a.failure) notes.push(`failed: ${a.failure}`);
+  return notes.length === 0 ? null : notes.join('; ');
+}
+
 function allocationTable(allocations: readonly Allocation[]): string {
-  // The error column only when there is an error to show: the usual table stays narrow.
+  // The error and note columns only when there is something to show: the usual table stays narrow.
   const errors = allocations.some((a) => a.last_error);
+  const notes = allocations.map((a) => nodeNote(a, allocations));
+  const noted = notes.some((n) => n !== null);
   return renderTable(
-    ['NODE', 'GROUP', 'STATE', ...(errors ? ['LAST ERROR'] : [])],
-    allocations.map((a): Cell[] => [nodeLabel(a), groupLabel(a), allocationState(a), ...(errors ? [a.last_error] : [])]),
+    ['NODE', 'GROUP', 'STATE', ...(noted ? ['NOTE'] : []), ...(errors ? ['LAST ERROR'] : [])],
+    allocations.map((a, i): Cell[] => [
+      nodeLabel(a),
+      groupLabel(a),
+      allocationState(a),
+      ...(noted ? [notes[i]] : []),
+      ...(errors ? [a.last_error] : []),
+    ]),
   );
 }
 
@@ -53,6 +73,18 @@ function requestText(request: Lease['request']): string {
   const lines = (request.groups ?? []).map((group, i) => `group ${i + 1}: ${group.count} × ${group.where}`);
   if (request.nodes && request.nodes.length > 0) lines.push(`nodes: ${request.nodes.join(', ')}`);
   return lines.join('\n');
+}
+
+/** `replace_policy` as a person reads it. */
+export const REPLACE_TEXT: Readonly<Record<Lease['replace_policy'], string>> = {
+  auto: 'auto: a failed node is replaced at once',
+  ask: 'ask: a failed node is reported; you ask for a substitute (lease replace)',
+  never: 'never: a failed node is reported and kept',
+};
+
+/** `--replace`: what a lease does when one of its nodes fails. */
+export function replaceOption(): Option {
+  return new Option('--replace <policy>', 'when a node fails: auto (default) replaces it, ask tells you, never keeps it').choices(['auto', 'ask', 'never']);
 }
 
 function span(start: string, end: string): string | null {
@@ -71,6 +103,7 @@ export function leaseView(l: Lease): string {
     ['end', l.end],
     ['duration', span(l.start, l.end)],
     ['request', requestText(l.request)],
+    ['replace', REPLACE_TEXT[l.replace_policy]],
     ['created at', l.created_at],
     ['updated at', l.updated_at],
   ]);
@@ -106,7 +139,7 @@ type RequestFlags = {
   start?: string;
 };
 
-type CreateFlags = RequestFlags & { wait?: boolean; waitTimeout?: number };
+type CreateFlags = RequestFlags & { wait?: boolean; waitTimeout?: number; replace?: string };
 
 /** The options `lease create` and `lease quote` share: what to lease and when. */
 function requestOptions(command: Command): Command {
@@ -229,6 +262,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
     .helpCommand(false);
 
   requestOptions(lease.command('create').description('lease nodes, all or nothing'))
+    .addOption(replaceOption())
     .option('--wait', 'wait until the lease is active (its nodes handed over), printing progress')
     .addOption(
       new Option('--wait-timeout <duration>', 'give up waiting after this long past the start (default 10m)').argParser(
@@ -251,7 +285,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
       ].join('\n'),
     )
     .action(async (flags: CreateFlags) => {
-      const body = requestBody(flags);
+      const body = { ...requestBody(flags), replace: flags.replace };
       if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout goes with --wait');
       const client = await ctx.client();
       const created = await explainRefusal(ctx, () => client.post<Lease>('/v1/leases', body));

@@ -50,6 +50,7 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ['max lease', formatLimit(o.max_lease_duration)],
     ['min lease', o.min_lease_duration ?? 'none'],
     ['allowed projects', allowed(o, names)],
+    ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
     ['free', o.free_windows.length === 0 ? 'none' : o.free_windows.map((w) => formatWindow(w, now)).join('\n')],
     ['created at', o.created_at],
     ['withdrawn at', o.withdrawn_at],
@@ -66,6 +67,7 @@ type OfferCreateFlags = {
   maxLease?: string;
   minLease?: string;
   allow?: string[];
+  reclaimNotice?: string;
 };
 
 type OfferListFlags = ListFlags & {
@@ -97,9 +99,12 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       new Option('--allow <project>', 'only this project may lease it (id or name); repeat for more; default any project')
         .argParser(collect),
     )
+    .addOption(
+      new Option('--reclaim-notice <duration>', 'you may take the node back from a lease with this much notice (`node reclaim`), e.g. 1d').argParser(parseIsoDuration),
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
     )
     .action(async (node: string, flags: OfferCreateFlags) => {
       if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {
@@ -120,6 +125,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         max_lease_duration: flags.maxLease,
         min_lease_duration: flags.minLease,
         allowed_projects: flags.allow,
+        reclaim_notice: flags.reclaimNotice,
       });
       if (ctx.json) return ctx.print(created, () => '');
       const names = await projectNames(ctx, projectIds([created]));

@@ -96,6 +96,7 @@ export const offer = {
   free_windows: [{ start: '2029-12-31T00:00:00.000Z', end: null }],
   created_at: '2029-12-31T00:00:00.000Z',
   withdrawn_at: null,
+  reclaim_notice: null,
 };
 
 const allocation = (node_id: string, node_name: string, group: number) => ({
@@ -105,6 +106,11 @@ const allocation = (node_id: string, node_name: string, group: number) => ({
   state: 'reserved',
   step: null,
   last_error: null,
+  start: '2030-01-01T00:00:00.000Z',
+  end: '2030-01-04T00:00:00.000Z',
+  leave_reason: null,
+  replaces: null,
+  failure: null,
 });
 
 /** The seed lease: 3 GPU nodes (group 0) and 1 big-disk node (group 1) for 3 days from now. */
@@ -127,6 +133,7 @@ export const lease = {
     allocation(NODE_ID_3, 'gpu-03', 0),
     allocation(NODE_ID_4, 'disk-01', 1),
   ],
+  replace_policy: 'auto',
   created_at: '2030-01-01T00:00:00.000Z',
   updated_at: '2030-01-01T00:00:00.000Z',
 };
