@@ -16,7 +16,7 @@ import { sleep } from './stats.js';
 
 /** Both sides send the microversion the Zed `baremetal` CLI sends; the gateway forwards the client's. */
 const MICROVERSION = '1.78';
-const ADMIN_TOKEN = 'lh_bench-gateway-admin-token-0123456789abcdef';
+export const ADMIN_TOKEN = 'lh_bench-gateway-admin-token-0123456789abcdef';
 export const OWNERS = 'gw-bench-owners';
 export const LESSEES = 'gw-bench-lessees';
 export const NODES = 3;

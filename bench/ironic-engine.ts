@@ -1,9 +1,8 @@
 import { type Sizes } from './options.js';
-import { api, call, enrol, localMember, startIronic, startLeasehold, type Call, type Cleanups } from './gateway-setup.js';
+import { ADMIN_TOKEN, api, call, enrol, localMember, startIronic, startLeasehold, type Call, type Cleanups } from './gateway-setup.js';
 import { until } from './stack-processes.js';
 import { sleep, summarize, type LatencySummary } from './stats.js';
 
-const ADMIN_TOKEN = 'lh_bench-engine-admin-token-0123456789abcdef';
 const OWNERS = 'engine-bench-owners';
 /** The direct comparison sends this many PATCHes at once (what Ironic does best with: ≈ 30/s). */
 const DIRECT_CONCURRENCY = 20;

@@ -90,7 +90,7 @@ const FULL: Sizes = {
   gatewayRounds: 5,
   gatewayBurst: 400,
   engineBurst: 200,
-  engineProbes: 10,
+  engineProbes: 6,
   growth: [1_000, 10_000, 50_000],
   growthQuotes: 30,
   networkAttaches: 10,

@@ -21,25 +21,9 @@ export interface NodeInView {
 export type NodeLookup = Awaited<ReturnType<EntryDeps['store']['nodeWithLease']>>;
 
 /**
- * Starts the lookup nodeForCaller makes, before the caller is known: the gateway runs it beside the token's
- * authentication, so a request costs one round trip for both. Nothing of it is shown unless nodeForCaller then
- * decides the caller may see the node. Null for an id or name that is not one (nodeForCaller says why).
- */
-export function lookupNode(deps: EntryDeps, idOrName: string): Promise<NodeLookup> | null {
-  try {
-    checkIdOrName(idOrName, 'node');
-  } catch {
-    return null;
-  }
-  const lookup = deps.store.nodeWithLease(idOrName, deps.clock.now());
-  lookup.catch(() => undefined); // a refused token never awaits it
-  return lookup;
-}
-
-/**
  * Finds a node the caller may see and how it relates to it, deciding from the lease table at this instant:
  * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404. One query
- * (the node with its current lease), or the one `lookupNode` started for this request.
+ * (the node with its current lease), or one started for this request.
  */
 export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string, started?: Promise<NodeLookup> | null): Promise<NodeInView> {
   checkIdOrName(idOrName, 'node');

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { authenticateToken, clientAddress, tokenFromHeaders } from '../access/authenticate.js';
 import type { EntryDeps } from '../access/entry-deps.js';
 import { nodeActionGuard, type NodeActionRule } from '../access/node-action-guard.js';
-import { lookupNode, nodeForCaller, type NodeInView, type NodeLookup } from '../access/node-access.js';
+import { nodeForCaller, type NodeInView } from '../access/node-access.js';
 import { ForbiddenError, NotFoundError, TooManyRequestsError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
 import type { NodeRuleName } from '../domain/policy-rules/default-rules.js';
@@ -15,7 +15,7 @@ import type { IronicForwarder } from '../access/ironic-forwarder.js';
 import { ironicError, ironicErrorFor, patchRule, PROVISION_RULE, REDACTED_FIELDS } from './ironic-shapes.js';
 import { projectVifCall } from './vif-gateway.js';
 
-type Env = { Variables: { principal: Principal; node: { readonly ident: string; readonly lookup: Promise<NodeLookup> | null } | null } };
+type Env = { Variables: { principal: Principal } };
 type Ctx = Context<Env>;
 
 type Rules = Readonly<Partial<Record<string, NodeRuleName>>>;
@@ -92,9 +92,6 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
 
   app.use('/v1/*', async (c, next) => {
     const token = tokenFromHeaders(c.req.header('authorization'), c.req.header('x-auth-token'));
-    // A node request's node and current lease are read while the token is checked: one round trip for both.
-    const ident = nodeIdentOf(c.req.path);
-    c.set('node', token && ident !== null ? { ident, lookup: lookupNode(deps, ident) } : null);
     try {
       // The REST API's check, with its limiter on unknown tokens (api/auth.ts): a client refused there is here.
       c.set('principal', await authenticateToken(deps, token, clientAddress(c)));
@@ -119,7 +116,7 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
 
   app.get('/v1/nodes/:ident', async (c) => {
     const ident = c.req.param('ident');
-    const found = await nodeForCaller(deps, c.get('principal'), ident, started(c, ident));
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
     const rule = ruleOf(deps, ['baremetal:node:get'], () => new NotFoundError('node', ident));
     if (!rule.allows(found.subject)) throw rule.refusal();
     const guard = guardFor(deps, c.get('principal'), ident, found, rule);
@@ -129,7 +126,7 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
 
   app.patch('/v1/nodes/:ident', async (c) => {
     const ident = c.req.param('ident');
-    const found = await nodeForCaller(deps, c.get('principal'), ident, started(c, ident));
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
     const text = await c.req.text();
     let ops: unknown;
     try {
@@ -159,7 +156,7 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
     const ident = c.req.param('ident');
     const sub = subresourceOf(c.req.path);
     const rules = NODE_SUBRESOURCES.find(([pattern]) => pattern.test(sub))?.[1];
-    const found = await nodeForCaller(deps, c.get('principal'), ident, started(c, ident));
+    const found = await nodeForCaller(deps, c.get('principal'), ident);
     const name = rules?.[c.req.method];
     // The operator may use all of Ironic's node API through the gateway; projects only what has a rule.
     if (!name && !found.subject.is_admin) {
@@ -186,23 +183,6 @@ export function gatewayApp(deps: EntryDeps, ironic: IronicForwarder | null): Hon
   });
 
   return app;
-}
-
-/** The lookup the middleware started, if it was for this very ident (else nodeForCaller makes its own). */
-function started(c: Ctx, ident: string): Promise<NodeLookup> | null {
-  const prefetched = c.get('node');
-  return prefetched?.ident === ident ? prefetched.lookup : null;
-}
-
-/** The node a request under `/v1/nodes/{ident}` names (decoded as the routes decode it), or null. */
-function nodeIdentOf(path: string): string | null {
-  const raw = /\/v1\/nodes\/([^/]+)/.exec(path)?.[1];
-  if (raw === undefined || raw === 'detail') return null;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return null;
-  }
 }
 
 /**
