@@ -52,6 +52,7 @@ export default defineConfig({
           name: 'web',
           include: ['web/**/*.test.{ts,tsx}'],
           environment: 'jsdom',
+          setupFiles: ['web/test/setup.ts'],
           // Projects of one group must share maxWorkers (vitest refuses otherwise; on 2 cores the default is 1).
           maxWorkers: 2,
           testTimeout: 30_000,

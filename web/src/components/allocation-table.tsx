@@ -1,9 +1,10 @@
-import type { Allocation, Api, Node } from '../api/client';
+import type { Allocation, Api, Lease, Node } from '../api/client';
 import { unwrap } from '../api/errors';
 import { useAction } from '../lib/use-action';
 import { ConfirmButton } from './confirm-button';
 import { ErrorNotice } from './error-notice';
 import { StateBadge } from './lease-state';
+import { AllocationHistory, NodeSwap, staysInLease } from './node-swap';
 
 /** The engine's release steps in order (src/domain/leasing.ts RELEASE_STEPS): progress while a node is handed back. */
 const RELEASE_STEPS = ['clear_lessee', 'detach_networks', 'console_off', 'power_off', 'clean', 'wait_available'];
@@ -50,67 +51,75 @@ function PowerButtons({ api, allocation, onDone }: { api: Api; allocation: Alloc
 
 interface Props {
   api: Api;
-  allocations: readonly Allocation[];
+  lease: Lease;
   nodes: ReadonlyMap<string, Node | null>;
   /** Power and console are offered only while the lease is active and the viewer may act. */
   canOperate: boolean;
+  /** Replace and give back per node: while the lease is upcoming or active, for its members and operators. */
+  canChangeNodes: boolean;
   consoleNodeId: string | null;
   onConsole: (allocation: Allocation) => void;
   onChanged: () => void;
 }
 
-export function AllocationTable({ api, allocations, nodes, canOperate, consoleNodeId, onConsole, onChanged }: Props) {
+export function AllocationTable({ api, lease, nodes, canOperate, canChangeNodes, consoleNodeId, onConsole, onChanged }: Props) {
+  const swap = useAction();
+  const allocations = lease.allocations;
   if (allocations.length === 0) return <p className="empty">This lease holds no nodes.</p>;
+  const actions = canOperate || canChangeNodes;
   return (
-    <div className="table-wrap" role="region" aria-label="Allocations" tabIndex={0}>
-      <table className="table stacked">
-        <thead>
-          <tr>
-            <th scope="col">Node</th>
-            <th scope="col">Group</th>
-            <th scope="col">State</th>
-            <th scope="col">Power</th>
-            {canOperate && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {allocations.map((a) => {
-            const node = nodes.get(a.node_id);
-            const live = a.state === 'active';
-            return (
-              <tr key={a.node_id}>
-                <th scope="row" className="mono">{a.node_name ?? a.node_id}</th>
-                <td data-label="Group">{a.group + 1}</td>
-                <td data-label="State">
-                  <StateBadge state={a.state} step={a.step} />
-                  <Progress allocation={a} />
-                  {a.last_error && <div className="error small">{a.last_error}</div>}
-                </td>
-                <td data-label="Power">{node ? node.power_state ?? 'unknown' : <span className="muted">—</span>}</td>
-                {canOperate && (
-                  <td data-label="Actions">
-                    {live ? (
-                      <div className="stack">
-                        <PowerButtons api={api} allocation={a} onDone={onChanged} />
-                        <button
-                          type="button"
-                          className="small"
-                          aria-pressed={consoleNodeId === a.node_id}
-                          onClick={() => onConsole(a)}
-                        >
-                          {consoleNodeId === a.node_id ? 'Console open below' : 'Open console'}
-                        </button>
-                      </div>
-                    ) : (
-                      <span className="muted small">when active</span>
-                    )}
+    <>
+      {swap.done && <p className="small ok" role="status">{swap.done}</p>}
+      {swap.error !== undefined && <ErrorNotice error={swap.error} />}
+      <div className="table-wrap" role="region" aria-label="Allocations" tabIndex={0}>
+        <table className="table stacked">
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Group</th>
+              <th scope="col">State</th>
+              <th scope="col">Power</th>
+              {actions && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {allocations.map((a) => {
+              const node = nodes.get(a.node_id);
+              const live = a.state === 'active' && a.leave_reason === null;
+              const stays = staysInLease(a);
+              return (
+                <tr key={`${a.node_id}/${a.start}`} className={a.leave_reason ? 'muted' : undefined}>
+                  <th scope="row" className="mono">{a.node_name ?? a.node_id}</th>
+                  <td data-label="Group">{a.group + 1}</td>
+                  <td data-label="State">
+                    <StateBadge state={a.state} step={a.step} />
+                    <Progress allocation={a} />
+                    {a.last_error && <div className="error small">{a.last_error}</div>}
+                    <AllocationHistory allocation={a} allocations={allocations} />
                   </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+                  <td data-label="Power">{node ? node.power_state ?? 'unknown' : <span className="muted">—</span>}</td>
+                  {actions && (
+                    <td data-label="Actions">
+                      <div className="stack">
+                        {canOperate && live && (
+                          <>
+                            <PowerButtons api={api} allocation={a} onDone={onChanged} />
+                            <button type="button" className="small" aria-pressed={consoleNodeId === a.node_id} onClick={() => onConsole(a)}>
+                              {consoleNodeId === a.node_id ? 'Console open below' : 'Open console'}
+                            </button>
+                          </>
+                        )}
+                        {canOperate && !live && stays && <span className="muted small">power and console when active</span>}
+                        {canChangeNodes && stays && <NodeSwap api={api} lease={lease} allocation={a} action={swap} onChanged={onChanged} />}
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </>
   );
 }

@@ -9,6 +9,7 @@ import { Countdown } from '../components/countdown';
 import { ErrorNotice } from '../components/error-notice';
 import { LeaseActions } from '../components/lease-actions';
 import { NodeNetworks } from '../components/node-networks';
+import { ReplacePolicy } from '../components/replace-policy';
 import { StateBadge } from '../components/lease-state';
 import { formatTime } from '../lib/format';
 import { isSettled, leasePollMs } from '../lib/lease-poll';
@@ -118,14 +119,16 @@ export function LeaseDetailPage() {
         {lease.request.nodes && lease.request.nodes.length > 0 && (
           <div><dt>Asked for</dt><dd className="mono">{lease.request.nodes.join(', ')}</dd></div>
         )}
+        <div><dt>When a node fails</dt><dd><ReplacePolicy api={api} lease={lease} canChange={canChange} onChanged={detail.reload} /></dd></div>
       </dl>
 
       <h2>Nodes</h2>
       <AllocationTable
         api={api}
-        allocations={lease.allocations}
+        lease={lease}
         nodes={nodes}
         canOperate={canOperate}
+        canChangeNodes={canChange}
         consoleNodeId={activeConsole?.node_id ?? null}
         onConsole={setConsoleFor}
         onChanged={detail.reload}

@@ -5,6 +5,7 @@ import { useResource } from '../api/use-resource';
 import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
 import { NodeNetworks } from '../components/node-networks';
+import { NodeReclaim } from '../components/node-reclaim';
 import { formatBytes, formatTime } from '../lib/format';
 import { canRoleAct } from '../nav';
 
@@ -62,6 +63,7 @@ export function NodeDetailPage() {
         )}
       </dl>
       <NodeNetworks api={api} nodeId={n.id} nodeName={n.name ?? n.id} canChange={canChange} />
+      {canRoleAct(viewer) && (owns || viewer.role === 'admin') && <NodeReclaim api={api} nodeId={n.id} nodeName={n.name ?? n.id} />}
     </section>
   );
 }
