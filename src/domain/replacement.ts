@@ -34,6 +34,8 @@ export type LeaveReason = (typeof LeaveReason)[keyof typeof LeaveReason];
 /** Why a node cannot serve a lease. */
 export const FailureKind = {
   Maintenance: 'maintenance',
+  /** Ironic cannot tell the node's power state (its BMC does not answer, or a power action failed). */
+  PowerFailure: 'power_failure',
   ProvisionError: 'provision_error',
   Quarantined: 'quarantined',
   Vanished: 'vanished',
@@ -56,6 +58,8 @@ export interface NodeHealth {
   readonly name: string | null;
   readonly maintenance: boolean;
   readonly maintenance_reason: string | null;
+  /** Null: unknown — Ironic lost the BMC, or a power action failed (Ironic's power state `error` reads as null). */
+  readonly power_state: string | null;
   readonly provision_state: string;
   readonly last_error: string | null;
   /** Quarantined by Leasehold after a failed cleaning. */
@@ -70,11 +74,16 @@ const BROKEN_STATES: readonly string[] = ['error', 'clean failed'];
 
 /**
  * Whether a node has failed for its lease: in maintenance (its owner's or the operator's doing, or Ironic's own after
- * power sync failed), in a broken provision state, or quarantined after a failed cleaning. Null: it serves.
+ * power sync failed), its power state unknown or in error, in a broken provision state, or quarantined after a failed
+ * cleaning. Null: it serves.
  */
 export function nodeFailure(node: NodeHealth, label = node.name ?? 'the node'): NodeFailure | null {
   if (node.maintenance) {
     return { kind: FailureKind.Maintenance, reason: `node ${label} went into maintenance in Ironic (${node.maintenance_reason ?? 'no reason given'})` };
+  }
+  // A node still being enrolled has no power state yet; any other should (Ironic reads it at `manage`).
+  if (node.power_state === null && node.provision_state !== 'enroll') {
+    return { kind: FailureKind.PowerFailure, reason: `Ironic cannot tell the power state of node ${label}${node.last_error ? ` (${node.last_error})` : ''}` };
   }
   if (BROKEN_STATES.includes(node.provision_state)) {
     return { kind: FailureKind.ProvisionError, reason: `node ${label} is in provision state "${node.provision_state}"${node.last_error ? ` (${node.last_error})` : ''}` };

@@ -77,6 +77,8 @@ export class LifecycleService {
       const updated = await this.leave(lease, allocation, LeaveReason.Reclaimed, at, actor, 'lease.degraded', `node ${allocation.node_id} leaves the lease at ${at.toISOString()} (${failure.reason}) and ${why}`, { kind: failure.kind, reason: failure.reason });
       return { lease: updated, substitute: null };
     }
+    // A withdrawn offer leaves the node working: the lease keeps it (offerWithdrawn says so), nothing failed.
+    if (failure.kind === FailureKind.OfferWithdrawn) return { lease, substitute: null };
     await this.degraded(lease, allocation, failure, actor, why);
     if (failure.kind === FailureKind.Requested) {
       throw new LeaseUnavailableError(`node ${allocation.node_id} was not replaced: ${why}`, { details: { node_id: allocation.node_id } });
@@ -142,6 +144,31 @@ export class LifecycleService {
     }
     const closed = { type: 'node.reclaimed', actor: actor.userName, actor_user_id: localUserId(actor), node_id: nodeId, message: `${nodeName} leaves the pool at ${at.toISOString()}`, details: { at: at.toISOString(), leases: held.length } };
     await this.store.lifecycle.closeOffers(nodeId, at, [closed], now);
+    return outcomes;
+  }
+
+  /**
+   * Its owner withdrew an offer of `nodeId`: each upcoming lease on the node that no other offer still covers moves to
+   * an equivalent node under `replace: auto`. Without a substitute (or under `ask`/`never`) the lease keeps the node
+   * as booked — a withdrawal never takes a node from a lease made — and `lease.offer_withdrawn` tells the lessee.
+   */
+  async offerWithdrawn(nodeId: string, nodeName: string, actor: LeaseActor): Promise<readonly Outcome[]> {
+    const now = this.clock.now();
+    const outcomes: Outcome[] = [];
+    for (const { lease, allocation } of await this.store.lifecycle.onNodeAfter(nodeId, now)) {
+      if (allocation.start.getTime() <= now.getTime() || allocation.state !== 'reserved') continue;
+      const offers = await this.store.leasing.offersInForce([nodeId], allocation.start, allocation.end);
+      const covered = offers.some((o) => o.withdrawn_at === null && o.start.getTime() <= allocation.start.getTime() && (o.end === null || o.end.getTime() >= allocation.end.getTime()));
+      if (covered) continue;
+      const reason = `its owner withdrew the offer of node ${nodeName}`;
+      if (lease.replace_policy === ReplacePolicy.Auto) {
+        const outcome = await this.replace(lease, allocation, { kind: FailureKind.OfferWithdrawn, reason }, actor);
+        outcomes.push(outcome);
+        if (outcome.substitute !== null) continue;
+      }
+      const kept = `${reason}; the lease keeps it as booked${lease.replace_policy === ReplacePolicy.Auto ? ' (no equivalent node is free)' : ' (POST …/allocations/{node}/replace asks for another)'}`;
+      await this.store.leasing.appendEvents([this.event(lease, allocation, actor, 'lease.offer_withdrawn', kept, {})], now);
+    }
     return outcomes;
   }
 

@@ -171,3 +171,41 @@ describe("an owner's reclaim", () => {
     expect(names((await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body)).toEqual(['gpu-c']);
   });
 });
+
+describe('an owner withdraws an offer', () => {
+  const withdraw = async (node: string) => {
+    const owner = await createProjectUser(t, 'physics-lab', 'member', `physics-lab-withdraws-${node}`);
+    const offers = (await t.request('GET', `/v1/offers?node_id=${node}&status=active`, { token: owner.token })).body.offers;
+    for (const o of offers) expect((await t.request('DELETE', `/v1/offers/${o.id}`, { token: owner.token })).status).toBe(204);
+  };
+  const events = async (id: string, type: string) => (await t.request('GET', `/v1/events?lease_id=${id}&type=${type}`, { token: lessee.token })).body.events;
+
+  it('an upcoming lease under replace: auto moves to an equivalent node; the node it had is free again', async () => {
+    const start = new Date(t.clock.now().getTime() + 86_400_000).toISOString();
+    const l = await lease({ nodes: ['gpu-a'], start, duration: '12h' });
+    await withdraw('gpu-a');
+    const after = (await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body;
+    const [substitute] = names(after);
+    expect(substitute).toMatch(/^gpu-[bc]$/);
+    expect(after.allocations.find((a: { replaces: string | null }) => a.replaces !== null)).toMatchObject({ start, end: l.end, state: 'reserved' });
+    expect((await events(l.id, 'lease.node_replaced'))[0]).toMatchObject({ details: { kind: 'offer_withdrawn' } });
+  });
+
+  it('a running lease keeps the node; an upcoming one keeps it under replace: never, or with no equivalent free, and is told', async () => {
+    const running = await lease({ nodes: ['gpu-huge'], duration: '1h' });
+    const later = new Date(t.clock.now().getTime() + 86_400_000).toISOString();
+    const never = await lease({ nodes: ['cpu-a'], start: later, replace: 'never' });
+    const none = await lease({ nodes: ['gpu-huge'], start: later });
+    await withdraw('gpu-huge');
+    await withdraw('cpu-a');
+    for (const [l, node] of [[running, 'gpu-huge'], [never, 'cpu-a'], [none, 'gpu-huge']] as const) {
+      const after = (await t.request('GET', `/v1/leases/${l.id}`, { token: lessee.token })).body;
+      expect(names(after)).toEqual([node]);
+      expect(after.allocations[0].failure).toBeNull();
+    }
+    expect(await events(running.id, 'lease.offer_withdrawn')).toEqual([]);
+    expect((await events(never.id, 'lease.offer_withdrawn'))[0].message).toContain('the lease keeps it as booked');
+    expect((await events(none.id, 'lease.offer_withdrawn'))[0].message).toContain('no equivalent node is free');
+    expect(await events(none.id, 'lease.degraded')).toEqual([]);
+  });
+});

@@ -108,6 +108,10 @@ const deleteOffer = createRoute({
   path: '/v1/offers/{id}',
   tags: ['offers'],
   summary: 'Withdraw an offer: existing leases stay, no new ones',
+  description:
+    'No new lease is booked from the offer. A lease already made keeps the node, except that an upcoming lease with `replace: auto` ' +
+    'that no other offer of the node still covers moves to an equivalent free node (`lease.node_replaced`); without one it keeps the ' +
+    'node as booked (`lease.offer_withdrawn`).',
   request: { params: IdParam },
   responses: { 204: { description: 'Withdrawn' }, ...errorResponses(401, 403, 404) },
 });
@@ -252,6 +256,8 @@ export function offerRoutes(deps: ApiDeps) {
       [{ type: 'offer.withdrawn', actor: principal.userName, actor_user_id: localUserId(principal), node_id: offer.node_id, owner_project_id: offer.project_id }],
       deps.clock.now(),
     );
+    const node = await deps.store.getNode(offer.node_id, { kind: 'all' });
+    await deps.lifecycle.offerWithdrawn(offer.node_id, node?.name ?? offer.node_id, principal);
     return c.body(null, 204);
   });
 

@@ -13,6 +13,8 @@ export const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
   'lease.degraded': 'lease.degraded',
   'lease.node_returned': 'lease.node_returned',
   'lease.reclaim_scheduled': 'lease.reclaim_scheduled',
+  'lease.offer_withdrawn': 'lease.offer_withdrawn',
+  'lease.node_recovered': 'lease.node_recovered',
 };
 
 /**
