@@ -3036,7 +3036,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Withdraw an offer: existing leases stay, no new ones */
+        /**
+         * Withdraw an offer: existing leases stay, no new ones
+         * @description No new lease is booked from the offer. A lease already made keeps the node, except that an upcoming lease with `replace: auto` that no other offer of the node still covers moves to an equivalent free node (`lease.node_replaced`); without one it keeps the node as booked (`lease.offer_withdrawn`).
+         */
         delete: {
             parameters: {
                 query?: never;

@@ -3,6 +3,7 @@ import type { Store } from '../../src/store/store.js';
 import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
+import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
@@ -21,5 +22,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     consoleContract(openFreshStore);
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
+    lifecycleContract(openFreshStore);
   });
 }
