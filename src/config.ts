@@ -23,6 +23,8 @@ export interface Config {
   readonly syncIntervalMs: number;
   /** How often Ironic is compared with the store and drift repaired (also right after start). */
   readonly reconcileIntervalMs: number;
+  /** Between quick looks for failed leased nodes (Ironic's troubled nodes only) between passes; 0: passes only. */
+  readonly failureWatchMs: number;
   /** A YAML file of node policy rules overriding the defaults (Ironic-style check strings). */
   readonly policyFile: string | null;
   /** Kept free after every lease so the node can be cleaned before the next one (0 allowed). */
@@ -119,6 +121,8 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     adminToken: adminToken(env.LEASEHOLD_ADMIN_TOKEN?.trim() || null),
     syncIntervalMs: durationVar(env, 'LEASEHOLD_SYNC_INTERVAL', '60s'),
     reconcileIntervalMs: durationVar(env, 'LEASEHOLD_RECONCILE_INTERVAL', '30s'),
+    // `0` turns the quick looks off (a failed node then waits for the next full pass).
+    failureWatchMs: env.LEASEHOLD_FAILURE_WATCH_INTERVAL?.trim() === '0' ? 0 : durationVar(env, 'LEASEHOLD_FAILURE_WATCH_INTERVAL', '5s'),
     policyFile: env.LEASEHOLD_POLICY_FILE?.trim() || null,
     cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
     webhookUrl: webhookUrl(env.LEASEHOLD_WEBHOOK_URL?.trim() || null),

@@ -141,6 +141,12 @@ export interface HardwareDriver {
   ping(): Promise<void>;
   /** Every node (all pages). */
   listNodes(): Promise<readonly DriverNode[]>;
+  /**
+   * The nodes that may have failed: in maintenance (Ironic also puts a node there when it loses its BMC) or in
+   * provision state `error` or `clean failed`. A few filtered reads, each returning a handful of nodes, so the
+   * reconciler can look for failed leased nodes every few seconds without listing all of them.
+   */
+  listTroubledNodes(): Promise<readonly DriverNode[]>;
   getNode(id: string): Promise<DriverNode>;
   /**
    * `current`: the node as the caller just read it, so the driver need not read it again to build its change (a

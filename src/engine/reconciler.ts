@@ -34,6 +34,11 @@ export interface ReconcilerOptions {
    * replaces it or records it (leasing/lifecycle-service.ts). Unset: failures are not acted on.
    */
   readonly onNodeFailure?: (finding: FailureFinding) => Promise<unknown>;
+  /**
+   * Between quick looks for failed leased nodes (maintenance, `error`, `clean failed`) between full passes, so a
+   * lease gets its substitute within this rather than within `intervalMs`. 0 or unset: full passes only.
+   */
+  readonly failureWatchMs?: number;
 }
 
 export interface ReconcileResult {
@@ -77,6 +82,8 @@ export class Reconciler {
   private readonly log: Logger;
   private readonly graceMs: number;
   private timer: Timer | null = null;
+  private watchTimer: Timer | null = null;
+  private watching: Promise<number> | null = null;
   private running: Promise<ReconcileResult> | null = null;
   private started = false;
   private failures = 0;
@@ -91,8 +98,9 @@ export class Reconciler {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.log.info({ interval_ms: this.options.intervalMs, grace_ms: this.graceMs }, 'reconciler started');
+    this.log.info({ interval_ms: this.options.intervalMs, grace_ms: this.graceMs, failure_watch_ms: this.options.failureWatchMs ?? 0 }, 'reconciler started');
     this.tick();
+    this.scheduleWatch();
   }
 
   /** Stops the timer and waits for a pass in progress. */
@@ -100,12 +108,58 @@ export class Reconciler {
     this.started = false;
     this.timer?.cancel();
     this.timer = null;
+    this.watchTimer?.cancel();
+    this.watchTimer = null;
     await this.running?.catch(() => undefined);
+  }
+
+  /**
+   * One quick look for failed leased nodes: the driver's few troubled nodes (no full list), acted on like a full
+   * pass acts on failures — under the same lock, and skipped while a pass runs here (it does the same, fully).
+   * Returns how many findings were handed over. Recoveries and vanished nodes wait for the full pass.
+   */
+  async watchFailures(): Promise<number> {
+    if (!this.options.onNodeFailure || this.running || this.watching) return 0;
+    this.watching = this.watchOnce().finally(() => {
+      this.watching = null;
+    });
+    return this.watching;
+  }
+
+  private async watchOnce(): Promise<number> {
+    const { store, driver, clock } = this.options;
+    const troubled = await driver.listTroubledNodes();
+    if (troubled.length === 0) return 0;
+    const byId = new Map(troubled.map((n) => [n.uuid, n]));
+    const holdings = (await store.tasks.holdings()).filter((h) => byId.has(h.node_id));
+    if (failureFindings(holdings, (id) => byId.get(id) ?? null, clock.now()).every((f) => f.failure === null)) return 0;
+    if (!(await store.tasks.tryLeaderLease(LEADER_LEASE, this.holder, clock.now(), PASS_LOCK_MS))) return 0;
+    try {
+      // Read again under the lock: a pass that just ended may have acted on them already.
+      return await this.actOnFailures(troubled, (await store.tasks.holdings()).filter((h) => byId.has(h.node_id)), { failuresOnly: true });
+    } finally {
+      await store.tasks.dropLeaderLease(LEADER_LEASE, this.holder).catch((err: unknown) => this.log.warn({ err }, 'could not release the reconcile lock'));
+    }
+  }
+
+  private scheduleWatch(): void {
+    const every = this.options.failureWatchMs ?? 0;
+    if (!this.started || every <= 0) return;
+    this.watchTimer = this.options.clock.setTimer(every, () => {
+      this.watchFailures()
+        .then((acted) => {
+          if (acted > 0) this.log.info({ failures: acted }, 'failed leased nodes handed over between passes');
+        })
+        .catch((err: unknown) => this.log.debug({ err }, 'failure watch could not look; the next pass will'))
+        .finally(() => this.scheduleWatch());
+    });
   }
 
   /** One pass (a pass in progress is shared). Throws when the driver or the store cannot be read. */
   reconcile(): Promise<ReconcileResult> {
-    this.running ??= this.pass().finally(() => {
+    // After a quick look in progress: both hold the one lock under this replica's name.
+    const watching = this.watching;
+    this.running ??= (watching ? watching.catch(() => 0).then(() => this.pass()) : this.pass()).finally(() => {
       this.running = null;
     });
     return this.running;
@@ -192,12 +246,13 @@ export class Reconciler {
    * quarantine, gone from Ironic) — or serves again — to the leasing side, one at a time; a failure of one does not
    * stop the others (it is found again next pass). Returns how many were handed over.
    */
-  private async actOnFailures(nodes: readonly DriverNode[], holdings: readonly Holding[]): Promise<number> {
+  private async actOnFailures(nodes: readonly DriverNode[], holdings: readonly Holding[], opts: { readonly failuresOnly?: boolean } = {}): Promise<number> {
     const handler = this.options.onNodeFailure;
     if (!handler) return 0;
     const byId = new Map(nodes.map((n) => [n.uuid, n]));
     let acted = 0;
     for (const finding of failureFindings(holdings, (id) => byId.get(id) ?? null, this.options.clock.now())) {
+      if (opts.failuresOnly && finding.failure === null) continue;
       try {
         await handler(finding);
         acted++;

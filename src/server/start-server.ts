@@ -108,6 +108,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         inventory,
         engine,
         intervalMs: config.reconcileIntervalMs,
+        failureWatchMs: config.failureWatchMs,
         networks: teardown,
         // The leasing side is wired below, before the server listens; a pass before that acts on nothing (the
         // next one finds the failure again).

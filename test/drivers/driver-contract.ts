@@ -296,6 +296,9 @@ export function describeDriverContract(name: string, setup: DriverContractSetup)
       const failed = await settle(store, (n) => n.provision_state === 'clean failed', 'clean failed');
       expect(failed.last_error).toEqual(expect.any(String));
       expect(failed.last_error?.length).toBeGreaterThan(0);
+      const troubled = (await driver.listTroubledNodes()).map((n) => n.uuid);
+      expect(troubled).toContain(store);
+      expect(troubled).not.toContain(gpu);
       await retryBusy(() => driver.setProvisionState(store, 'manage'));
       await inState(store, 'manageable');
     });

@@ -66,6 +66,26 @@ describe('a node that fails during a lease', () => {
     expect((await reconciler().reconcile()).failures).toBe(0);
   });
 
+  it('between passes, the quick failure watch hands a node gone into maintenance to its substitute without listing every node', async () => {
+    await setUp();
+    const engine = h.engine();
+    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
+    await h.clock.advanceTo(at(MINUTE));
+    await engine.runDue();
+    const r = reconciler();
+    expect(await r.watchFailures()).toBe(0); // nothing troubled: nothing read but the troubled list
+    h.sim.setMaintenance(N1, true, 'fan failure');
+    h.spy.calls.length = 0;
+    expect(await r.watchFailures()).toBe(1);
+    expect(h.spy.calls.map((c) => c.method)).not.toContain('listNodes');
+    expect(await holder(N1)).toBeNull();
+    await runUntil(h, engine, async () => (await h.sim.getNode(N2)).lessee === h.lesseeId, { stepMs: 100 });
+    expect((await eventsOf(lease.id, 'lease.node_replaced')).map((e) => e.details)).toEqual([expect.objectContaining({ replacement: N2, kind: 'maintenance' })]);
+    // Already acted on: neither the next look nor the next full pass acts again; the recovery waits for a pass.
+    expect(await r.watchFailures()).toBe(0);
+    expect((await r.reconcile()).failures).toBe(0);
+  });
+
   it("under replace 'ask' the lessee is told once (lease.degraded), the lease keeps its node, and hears when it recovers", async () => {
     await setUp();
     const engine = h.engine();

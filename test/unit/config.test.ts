@@ -15,12 +15,14 @@ describe('configuration', () => {
       driver: 'simulated',
       syncIntervalMs: 60_000,
       reconcileIntervalMs: 30_000,
+      failureWatchMs: 5_000,
       policyFile: null,
       cleaningGapMs: 600_000,
       role: 'all',
       webhookUrl: null,
     });
     expect(loadConfig({ LEASEHOLD_CLEANING_GAP: '0s' }).cleaningGapMs).toBe(0);
+    expect(loadConfig({ LEASEHOLD_FAILURE_WATCH_INTERVAL: '0' }).failureWatchMs).toBe(0);
   });
 
   it('reads the simulated inventory from a file when LEASEHOLD_SIMULATED_NODES is @path, and names an unreadable one', () => {

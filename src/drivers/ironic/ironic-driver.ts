@@ -15,6 +15,8 @@ const PAGE_SIZE = 1000;
 /** A guard against a server whose `next` links never end. */
 const MAX_PAGES = 10_000;
 const FIELDS = NODE_FIELDS.join(',');
+/** The filtered node lists that make up listTroubledNodes. */
+const TROUBLE_FILTERS: readonly Record<string, string>[] = [{ maintenance: 'true' }, { provision_state: 'error' }, { provision_state: 'clean failed' }];
 const VERBS: readonly string[] = Object.values(ProvisionVerb);
 const POWER_TARGETS: readonly string[] = Object.values(PowerTarget);
 const BOOT_DEVICES: readonly string[] = Object.values(BootDevice);
@@ -53,6 +55,12 @@ export class IronicDriver implements HardwareDriver {
 
   listNodes(): Promise<readonly DriverNode[]> {
     return this.pages('/v1/nodes', 'nodes', { fields: FIELDS }, toDriverNode);
+  }
+
+  async listTroubledNodes(): Promise<readonly DriverNode[]> {
+    // Ironic filters by one provision state at a time; power failures show as maintenance (fault `power failure`).
+    const lists = await Promise.all(TROUBLE_FILTERS.map((filter) => this.pages('/v1/nodes', 'nodes', { fields: FIELDS, ...filter }, toDriverNode)));
+    return [...new Map(lists.flat().map((n) => [n.uuid, n])).values()];
   }
 
   async listNics(nodeId: string): Promise<readonly Nic[]> {

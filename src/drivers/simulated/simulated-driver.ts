@@ -110,6 +110,11 @@ export class SimulatedDriver implements HardwareDriver {
     return [...this.nodes.values()].map(toDriverNode);
   }
 
+  async listTroubledNodes(): Promise<readonly DriverNode[]> {
+    await this.enter();
+    return [...this.nodes.values()].filter((n) => n.maintenance || n.provision_state === 'error' || n.provision_state === 'clean failed').map(toDriverNode);
+  }
+
   async getNode(id: string): Promise<DriverNode> {
     await this.enter();
     return toDriverNode(this.find(id));
