@@ -301,11 +301,14 @@ function durationVar(env: Env, name: string, fallback: string): number {
   return ms;
 }
 
-/** The simulated inventory's JSON, or `@path` to read it from a file (an environment variable holds ≈ 128 KiB at most). */
+/**
+ * The simulated inventory's JSON, or a file holding it: a path, or `@path` (an environment variable holds ≈ 128 KiB
+ * at most, a few hundred nodes). JSON starts with `[` (or `{`, which the parser refuses with a clear message).
+ */
 function simulatedNodes(value: string | null): string | null {
-  if (value === null || !value.startsWith('@')) return value;
+  if (value === null || value.startsWith('[') || value.startsWith('{')) return value;
   try {
-    return readFileSync(value.slice(1), 'utf8');
+    return readFileSync(value.startsWith('@') ? value.slice(1) : value, 'utf8');
   } catch (err) {
     throw configError('LEASEHOLD_SIMULATED_NODES', `names a file that cannot be read: ${(err as Error).message}`);
   }

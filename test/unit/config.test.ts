@@ -25,12 +25,14 @@ describe('configuration', () => {
     expect(loadConfig({ LEASEHOLD_FAILURE_WATCH_INTERVAL: '0' }).failureWatchMs).toBe(0);
   });
 
-  it('reads the simulated inventory from a file when LEASEHOLD_SIMULATED_NODES is @path, and names an unreadable one', () => {
+  it('reads the simulated inventory from a file when LEASEHOLD_SIMULATED_NODES is a path or @path, and names an unreadable one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'leasehold-config-'));
     try {
       writeFileSync(join(dir, 'nodes.json'), '[{"name":"n1"}]');
       expect(loadConfig({ LEASEHOLD_SIMULATED_NODES: `@${join(dir, 'nodes.json')}` }).simulatedNodesJson).toBe('[{"name":"n1"}]');
+      expect(loadConfig({ LEASEHOLD_SIMULATED_NODES: join(dir, 'nodes.json') }).simulatedNodesJson).toBe('[{"name":"n1"}]');
       expect(loadConfig({ LEASEHOLD_SIMULATED_NODES: '[]' }).simulatedNodesJson).toBe('[]');
+      expect(() => loadConfig({ LEASEHOLD_SIMULATED_NODES: join(dir, 'missing.json') })).toThrow(/names a file that cannot be read/);
       expect(() => loadConfig({ LEASEHOLD_SIMULATED_NODES: `@${join(dir, 'missing.json')}` })).toThrow(/LEASEHOLD_SIMULATED_NODES names a file that cannot be read/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -93,6 +93,22 @@ describe('requirement expressions', () => {
     expect(err.details.known_facts).toEqual(expect.arrayContaining(['memory', 'disk', 'cpus', 'gpus', 'cpu_arch', 'boot_mode']));
   });
 
+  it('read a size written with a space before its unit, as people write it: 48 GiB', () => {
+    expect(matches('memory >= 48 GiB and gpus >= 1')).toEqual(['gpuNode', 'bigNode']);
+    expect(matches('disk >= 3 tb')).toEqual(['storageNode']);
+    // A word after a number that is not a unit is the next token, not a unit.
+    expect(matches('gpus >= 1 and cpus >= 64')).toEqual(['bigNode']);
+  });
+
+  it('suggest the fact meant when one is mistyped (gpu → gpus), and nothing when none is close', () => {
+    expect(error('gpu >= 1').message).toContain('did you mean "gpus"?');
+    expect(error('gpu >= 1').details.did_you_mean).toBe('gpus');
+    expect(error('memroy >= 48GiB').details.did_you_mean).toBe('memory');
+    expect(error('cpu_arc == "x86_64"').details.did_you_mean).toBe('cpu_arch');
+    expect(error('ram >= 48GiB').details.did_you_mean).toBeUndefined();
+    expect(error('ram >= 48GiB').message).not.toContain('did you mean');
+  });
+
   it('refuse a size without a unit, and a type mismatch', () => {
     expect(error('memory >= 48').message).toContain('give a unit');
     expect(error('cpus == "many"').message).toContain('"cpus" is a number');

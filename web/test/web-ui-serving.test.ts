@@ -1,5 +1,5 @@
 // @vitest-environment node
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
@@ -21,6 +21,7 @@ beforeAll(async () => {
   await writeFile(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
   await writeFile(join(dir, 'assets', 'index-abc123.css'), 'body{}');
   await writeFile(join(dir, 'favicon.svg'), '<svg/>');
+  await copyFile(new URL('../public/favicon.ico', import.meta.url), join(dir, 'favicon.ico'));
   await writeFile(join(dir, '..', 'secret.txt'), 'outside');
   app = new Hono();
   app.get('/v1/things', (c) => c.json({ things: [] }));
@@ -53,6 +54,17 @@ describe('the built UI', () => {
     const icon = await app.request('/favicon.svg');
     expect(icon.headers.get('content-type')).toBe('image/svg+xml');
     expect(icon.headers.get('cache-control')).toBe('no-cache');
+  });
+
+  test('/favicon.ico is a real icon (a 32×32 PNG in an ICO), not the page, for what asks for it whatever the page links', async () => {
+    const res = await app.request('/favicon.ico', page);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/x-icon');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect([...bytes.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]); // reserved, type icon, one image
+    expect([bytes[6], bytes[7]]).toEqual([32, 32]);
+    expect(bytes.subarray(22, 26).toString('latin1')).toBe('\x89PNG');
+    expect(bytes.equals(await readFile(new URL('../public/favicon.ico', import.meta.url)))).toBe(true);
   });
 
   test('a missing asset, a non-page request and a path outside the build are the JSON 404', async () => {

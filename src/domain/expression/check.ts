@@ -2,6 +2,7 @@ import { InvalidRequestError } from '../errors.js';
 import type { FactValue } from '../inventory.js';
 import type { Expr } from './ast.js';
 import { expressionError } from './lexer.js';
+import { closestName } from '../closest-name.js';
 
 /** Facts measured in bytes: comparing them with a bare number is almost always a mistake (48 bytes of RAM?). */
 export const SIZE_FACTS: ReadonlySet<string> = new Set(['memory', 'disk']);
@@ -46,9 +47,10 @@ export function checkExpression(source: string, expr: Expr, known: ReadonlyMap<s
       const type = known.get(expr.fact);
       if (type === undefined) {
         const names = [...known.keys()].sort();
+        const suggestion = closestName(expr.fact, names);
         throw new InvalidRequestError(
-          `unknown fact "${expr.fact}" at position ${expr.pos}; known facts: ${names.join(', ')} (test traits with "has TRAIT")`,
-          { details: { expression: source, position: expr.pos, fact: expr.fact, known_facts: names } },
+          `unknown fact "${expr.fact}" at position ${expr.pos}${suggestion ? ` (did you mean "${suggestion}"?)` : ''}; known facts: ${names.join(', ')} (test traits with "has TRAIT")`,
+          { details: { expression: source, position: expr.pos, fact: expr.fact, known_facts: names, ...(suggestion ? { did_you_mean: suggestion } : {}) } },
         );
       }
       const value = expr.value;

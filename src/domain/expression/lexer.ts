@@ -60,6 +60,14 @@ export function tokenize(source: string): Token[] {
     } else if (/[0-9.]/.test(ch)) {
       const m = /^(\d+(?:\.\d+)?|\.\d+)([A-Za-z]+)?/.exec(source.slice(i));
       if (!m) throw expressionError(source, pos, 'expected a number');
+      // `48 GiB` as people write it: a known size unit after spaces belongs to the number (anything else, such as
+      // `4 and`, is the next token).
+      const spaced = m[2] === undefined ? /^\s+([A-Za-z]+)\b/.exec(source.slice(i + m[0].length)) : null;
+      if (spaced && SIZE_UNITS[spaced[1]!.toLowerCase()] !== undefined) {
+        tokens.push({ kind: 'number', value: Number(m[1]), unit: spaced[1]!, text: m[0] + spaced[0], pos });
+        i += m[0].length + spaced[0].length;
+        continue;
+      }
       const unit = m[2] ?? null;
       if (unit !== null && SIZE_UNITS[unit.toLowerCase()] === undefined) {
         throw expressionError(
