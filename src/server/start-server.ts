@@ -47,7 +47,7 @@ export interface StartOptions {
   readonly driver?: HardwareDriver;
   /** Use this network backend instead of the configured one (tests). */
   readonly networks?: NetworkBackend;
-  /** Where human-facing lines (URL, first admin token) go. */
+  /** Where human-facing lines (URL, first admin token) go; default: stdout on a terminal, else a log record. */
   readonly print?: (line: string) => void;
 }
 
@@ -55,7 +55,10 @@ export interface StartOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // Off a terminal stdout is a log (journald, a container's, a pipe): JSON lines only, so a human line is a record.
+  // It is shown whatever LEASEHOLD_LOG_LEVEL says (the URL matters at `warn` too), unless logs are off.
+  const banner = logger.child({ component: 'server' }, { level: logger.level === 'silent' ? 'silent' : 'info' });
+  const print = options.print ?? ((line: string) => (process.stdout.isTTY ? process.stdout.write(`${line}\n`) : banner.info(line)));
 
   // Before anything is opened: a policy file with a mistake stops the start with the mistake in the message.
   const policy = await loadPolicy(config.policyFile);

@@ -36,6 +36,10 @@ describe('the real server process on the embedded store', () => {
     // stdout is a pipe here (a log someone keeps): the token is not in it, only where to find it.
     expect(server.output()).not.toContain(adminToken);
     expect(server.output()).toContain(`Admin token saved to ${tokenFile}`);
+    // …and, not being a terminal, it holds JSON lines only: the URL and the token's file are log records too.
+    const lines = server.output().split('\n').filter((l) => l.trim() !== '');
+    expect(lines.map((l) => () => JSON.parse(l)).every((parse) => typeof parse() === 'object')).toBe(true);
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(expect.arrayContaining([expect.stringContaining(`Leasehold listening on ${server.url}`)]));
     expect(adminToken).toMatch(/^lh_/);
 
     const admin = { LEASEHOLD_URL: server.url, LEASEHOLD_TOKEN: adminToken, HOME: home };
