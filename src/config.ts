@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -93,9 +94,22 @@ export interface ServeFlags {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-export function defaultDataDir(env: Env): string {
-  const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
-  return join(base, 'leasehold');
+/**
+ * `$XDG_DATA_HOME/leasehold` for the embedded store; for a PostgreSQL one a directory of its own under it, named
+ * after the database (host, port, name, user — never the password), so a replica on PostgreSQL never writes over
+ * the embedded store's `admin-token`, nor two databases' files over each other.
+ */
+export function defaultDataDir(env: Env, databaseUrl: string | null = null): string {
+  const base = join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'leasehold');
+  if (databaseUrl === null) return base;
+  let id = databaseUrl;
+  try {
+    const u = new URL(databaseUrl);
+    id = `${u.protocol}//${u.username}@${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    // Not a URL (a libpq key=value string): hashed whole, as it is only ever hashed.
+  }
+  return join(base, `postgres-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`);
 }
 
 export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
@@ -109,7 +123,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
   return {
     host: flags.host ?? (env.LEASEHOLD_HOST?.trim() || '127.0.0.1'),
     port: flags.port ?? parsePort(env.LEASEHOLD_PORT),
-    dataDir: env.LEASEHOLD_DATA_DIR?.trim() || defaultDataDir(env),
+    dataDir: env.LEASEHOLD_DATA_DIR?.trim() || defaultDataDir(env, env.DATABASE_URL?.trim() || null),
     databaseUrl: env.DATABASE_URL?.trim() || null,
     driver,
     simulatedNodesJson: simulatedNodes(env.LEASEHOLD_SIMULATED_NODES?.trim() || null),

@@ -25,6 +25,19 @@ describe('configuration', () => {
     expect(loadConfig({ LEASEHOLD_FAILURE_WATCH_INTERVAL: '0' }).failureWatchMs).toBe(0);
   });
 
+  it("gives a PostgreSQL store a data directory of its own, so it never writes over the embedded store's admin token", () => {
+    const embedded = loadConfig({ HOME: '/home/ada' }).dataDir;
+    const pg = loadConfig({ HOME: '/home/ada', DATABASE_URL: 'postgres://lh:s3cret@db.lab:5432/leasehold' }).dataDir;
+    expect(pg).not.toBe(embedded);
+    expect(pg.startsWith(`${embedded}/postgres-`)).toBe(true);
+    expect(pg).not.toContain('s3cret');
+    // The same database (another password) is the same directory; another database another one.
+    expect(loadConfig({ HOME: '/home/ada', DATABASE_URL: 'postgres://lh:rotated@db.lab/leasehold' }).dataDir).toBe(pg);
+    expect(loadConfig({ HOME: '/home/ada', DATABASE_URL: 'postgres://lh@db.lab/other' }).dataDir).not.toBe(pg);
+    // Said outright, it is used as it is.
+    expect(loadConfig({ HOME: '/home/ada', DATABASE_URL: 'postgres://db/x', LEASEHOLD_DATA_DIR: '/srv/lh' }).dataDir).toBe('/srv/lh');
+  });
+
   it('reads the simulated inventory from a file when LEASEHOLD_SIMULATED_NODES is a path or @path, and names an unreadable one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'leasehold-config-'));
     try {
