@@ -14,7 +14,7 @@ import { registerTokenCommands } from './commands/token.js';
 import { registerUserCommands } from './commands/user.js';
 import { DEFAULT_URL } from './config.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
-import { ApiError, CliError } from './errors.js';
+import { ApiError, CliError, CommandFailedError, KeystoneError, UnreachableError, UsageError } from './errors.js';
 
 export type { CliIo } from './context.js';
 
@@ -113,8 +113,24 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.ok;
   } catch (err) {
-    return report(err, io, ctx.secrets);
+    const code = report(err, io, ctx.secrets);
+    // Under --json a script reads stdout: the failure is there too, in the API's one error shape, same exit code.
+    if (code !== EXIT.ok && (argv.includes('--json') || program?.opts<GlobalOptions>().json === true)) {
+      io.stdout.write(`${redact(JSON.stringify({ error: errorShape(err) }, null, 2), ctx.secrets)}\n`);
+    }
+    return code;
   }
+}
+
+/** A failure as `{code, message, details?}`: the server's own for an API error, the CLI's kind of failure otherwise. */
+function errorShape(err: unknown): { code: string; message: string; details?: Readonly<Record<string, unknown>> } {
+  if (err instanceof ApiError) return { code: err.code, message: err.message, ...(Object.keys(err.details).length > 0 ? { details: err.details } : {}) };
+  const message = (err instanceof Error ? err.message : String(err)).replace(/^error: /, '').trim();
+  if (err instanceof CommanderError || err instanceof UsageError) return { code: 'usage', message };
+  if (err instanceof UnreachableError) return { code: 'unreachable', message };
+  if (err instanceof KeystoneError) return { code: 'keystone', message };
+  if (err instanceof CommandFailedError) return { code: 'command_failed', message };
+  return { code: 'internal', message };
 }
 
 /** Prints a failure on stderr (never a secret) and picks the exit code. */

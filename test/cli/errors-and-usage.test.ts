@@ -163,3 +163,35 @@ describe('leasehold serve', () => {
     expect(result).toMatchObject({ code: 1, stderr: 'error: LEASEHOLD_DRIVER: must be "simulated" or "ironic"\n' });
   });
 });
+
+describe('under --json, a failure is JSON on stdout too (the API error shape), with the same exit code', () => {
+  let api: FakeApi;
+  beforeEach(async () => {
+    api = await new FakeApi().start();
+  });
+  afterEach(() => api.stop());
+
+  it("a server refusal prints the server's code, message and details, and exits 1", async () => {
+    api.on('GET', '/v1/leases/nope', { status: 404, body: { error: { code: 'not_found', message: 'lease "nope" not found', details: { resource: 'lease', id: 'nope' } } } });
+    const result = await runCli(['lease', 'show', 'nope', '--json', '--url', api.url, '--token', SECRET], NO_CONFIG);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'not_found', message: 'lease "nope" not found', details: { resource: 'lease', id: 'nope' } } });
+    expect(result.stderr).toContain('lease "nope" not found');
+  });
+
+  it('no server to talk to is code unreachable and exit 3; a wrong command line is code usage and exit 2', async () => {
+    const url = await closedPortUrl();
+    const down = await runCli(['--json', 'node', 'list', '--url', url, '--token', SECRET], NO_CONFIG);
+    expect(down.code).toBe(3);
+    expect(JSON.parse(down.stdout).error).toMatchObject({ code: 'unreachable', message: expect.stringContaining(url) });
+    expect(down.stdout).not.toContain(SECRET);
+    const usage = await runCli(['--json', 'lease', 'show'], NO_CONFIG);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stdout).error).toMatchObject({ code: 'usage', message: expect.stringContaining('missing required argument') });
+  });
+
+  it('without --json stdout stays empty on a failure', async () => {
+    const result = await runCli(['lease', 'show'], NO_CONFIG);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+  });
+});
