@@ -100,14 +100,18 @@ export interface LeaseNames {
   readonly projects: ReadonlyMap<string, string>;
 }
 
-export function leaseJson(l: Lease, names: LeaseNames) {
+/**
+ * `now`: a lease whose end has come is shown `ending` (what it leads to) until the engine has taken its nodes back —
+ * a lease ended early (`lease cancel`, the last node given back) used to answer `active` with an end in the past.
+ */
+export function leaseJson(l: Lease, names: LeaseNames, now: Date) {
   const nodeNames = names.nodes;
   return {
     id: l.id,
     name: l.name,
     project_id: l.project_id,
     project_name: names.projects.get(l.project_id) ?? l.project_id,
-    state: l.state,
+    state: (l.state === 'active' || l.state === 'pending') && l.end.getTime() <= now.getTime() ? 'ending' : l.state,
     start: iso(l.start),
     end: iso(l.end),
     request: {

@@ -106,6 +106,7 @@ describe("a lease's nodes while it runs", () => {
     const last = await t.request('DELETE', `/v1/leases/${l.id}/allocations/${second}`, { token: other.token });
     expect(last.status).toBe(200);
     expect(last.body.end).toBe(t.clock.now().toISOString());
+    expect(last.body.state).toBe('ending'); // what it leads to, not the state it had a moment ago
     expect((await t.request('GET', `/v1/nodes/${second}`, { token: other.token })).status).toBe(404);
   });
 

@@ -69,7 +69,7 @@ export function allocationRoutes(deps: ApiDeps) {
     const body = (c.req.valid('json') as { reason?: string } | undefined) ?? {};
     const reason = `${principal.userName} asked for another node${body.reason ? `: ${body.reason}` : ''}`;
     const outcome = await deps.lifecycle.replace(lease, allocation, { kind: FailureKind.Requested, reason }, principal);
-    return c.json(leaseJson(outcome.lease, await leaseNames(deps, [outcome.lease])), 200);
+    return c.json(leaseJson(outcome.lease, await leaseNames(deps, [outcome.lease]), deps.clock.now()), 200);
   });
 
   router.openapi(release, async (c) => {
@@ -77,7 +77,7 @@ export function allocationRoutes(deps: ApiDeps) {
     const { id, node } = c.req.valid('param');
     const { lease, allocation } = await target(principal, id, node);
     const updated = await deps.lifecycle.returnNode(lease, allocation, principal);
-    return c.json(leaseJson(updated, await leaseNames(deps, [updated])), 200);
+    return c.json(leaseJson(updated, await leaseNames(deps, [updated]), deps.clock.now()), 200);
   });
 
   return router;

@@ -232,7 +232,7 @@ export function leaseRoutes(deps: ApiDeps) {
     const body = c.req.valid('json');
     const lease = await deps.leasing.create(project, ask(body), { name: body.name, actor: principal, replace: body.replace });
     c.get('log').info({ lease: lease.id, nodes: lease.allocations.length }, 'lease created');
-    return c.json(leaseJson(lease, await names([lease])), 201);
+    return c.json(leaseJson(lease, await names([lease]), deps.clock.now()), 201);
   });
 
   router.openapi(listLeases, async (c) => {
@@ -254,12 +254,12 @@ export function leaseRoutes(deps: ApiDeps) {
         : { project_id: principal.projectId, project_name: principal.projectName };
     const page = await deps.store.leasing.listLeases({ project_id: projectId, state: q.state, node_id: nodeId, owner, visible_to: visible }, { limit: q.limit, marker: q.marker });
     const map = await names(page.items);
-    return c.json({ leases: page.items.map((l) => leaseJson(l, map)), next: nextLink(c.req.url, page) }, 200);
+    return c.json({ leases: page.items.map((l) => leaseJson(l, map, deps.clock.now())), next: nextLink(c.req.url, page) }, 200);
   });
 
   router.openapi(getLease, async (c) => {
     const lease = await visibleLease(c.get('principal'), c.req.valid('param').id);
-    return c.json(leaseJson(lease, await names([lease])), 200);
+    return c.json(leaseJson(lease, await names([lease]), deps.clock.now()), 200);
   });
 
   router.openapi(patchLease, async (c) => {
@@ -281,7 +281,7 @@ export function leaseRoutes(deps: ApiDeps) {
       updated = await deps.leasing.changeEnd(project, lease, end, principal);
     }
     if (body.replace !== undefined && body.replace !== updated.replace_policy) updated = await deps.leasing.setReplacePolicy(updated, body.replace, principal);
-    return c.json(leaseJson(updated, await names([updated])), 200);
+    return c.json(leaseJson(updated, await names([updated]), deps.clock.now()), 200);
   });
 
   router.openapi(deleteLease, async (c) => {
@@ -289,7 +289,7 @@ export function leaseRoutes(deps: ApiDeps) {
     const lease = await visibleLease(principal, c.req.valid('param').id);
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can end a lease");
     const updated = await deps.leasing.end(lease, principal);
-    return c.json(leaseJson(updated, await names([updated])), 200);
+    return c.json(leaseJson(updated, await names([updated]), deps.clock.now()), 200);
   });
 
   return router;
