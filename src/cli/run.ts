@@ -133,6 +133,12 @@ function errorShape(err: unknown): { code: string; message: string; details?: Re
   return { code: 'internal', message };
 }
 
+/** What to do next, for the refusals that are nobody's mistake. */
+const HINTS: Readonly<Record<string, string>> = {
+  node_busy: 'Ironic is in the middle of another operation on this node (it holds a lock meanwhile); run the same command again in a few seconds',
+  backend_unavailable: 'Ironic (or the database) cannot be reached right now; nothing was changed: try again shortly',
+};
+
 /** Prints a failure on stderr (never a secret) and picks the exit code. */
 function report(err: unknown, io: CliIo, secrets: ReadonlySet<string>): number {
   // Commander has already printed its own message (or the help); only the code is left to choose.
@@ -142,6 +148,8 @@ function report(err: unknown, io: CliIo, secrets: ReadonlySet<string>): number {
     write(`error: ${err.message} (${err.code}${err.status ? `, HTTP ${err.status}` : ''})`);
     const details = Object.entries(err.details);
     if (details.length > 0) write(`details: ${JSON.stringify(err.details)}`);
+    const hint = HINTS[err.code];
+    if (hint) write(`hint: ${hint}`);
     return err.exitCode;
   }
   if (err instanceof CliError) {

@@ -122,6 +122,15 @@ describe('the seed workflow', () => {
     expect((await t.request('POST', '/v1/nodes/gpu-huge/power', { token: lessee.token, body: { action: 'on' } })).status).toBe(404);
   });
 
+  it('the lessee reads back the boot device it set during its lease; a stranger cannot read it', async () => {
+    const set = await t.request('POST', '/v1/nodes/gpu-a/boot-device', { token: lessee.token, body: { device: 'pxe', persistent: true } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const read = await t.request('GET', '/v1/nodes/gpu-a/boot-device', { token: lessee.token });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ boot_device: 'pxe', persistent: true });
+    expect((await t.request('GET', '/v1/nodes/gpu-a/boot-device', { token: stranger.token })).status).toBe(404);
+  });
+
   it('the owner sees the lease on its nodes, read only', async () => {
     const seen = await t.request('GET', `/v1/leases/${leaseId}`, { token: owner.token });
     expect(seen.status).toBe(200);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiError, FakeApi } from './helpers/fake-api.js';
-import { runCli } from './helpers/cli-runner.js';
+import { fakeClock, runCli } from './helpers/cli-runner.js';
 import { LEASE_ID, node, NODE_ID, NODE_ID_2, node2, PROJECT_ID } from './helpers/fixtures.js';
 
 let api: FakeApi;
@@ -10,8 +10,8 @@ beforeEach(async () => {
 });
 afterEach(() => api.stop());
 
-const cli = (...argv: string[]) =>
-  runCli(argv, { LEASEHOLD_URL: api.url, LEASEHOLD_TOKEN: 'lh_test', LEASEHOLD_CONFIG: '/nonexistent/leasehold.json' });
+const ENV = () => ({ LEASEHOLD_URL: api.url, LEASEHOLD_TOKEN: 'lh_test', LEASEHOLD_CONFIG: '/nonexistent/leasehold.json' });
+const cli = (...argv: string[]) => runCli(argv, ENV());
 
 describe('leasehold node list', () => {
   it('prints one row per node with owner names, human sizes and the full id', async () => {
@@ -150,6 +150,7 @@ describe('leasehold node show, set-owner, sync', () => {
         'cpu arch         aarch64',
         'traits           A, B',
         'power state      power off',
+        'boot device      -',
         'provision state  deploying -> active',
         'maintenance      yes: bad DIMM',
         'quarantined      no',
@@ -161,6 +162,16 @@ describe('leasehold node show, set-owner, sync', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('show says the boot device where the caller may read it, and whether it holds for every boot', async () => {
+    api.on('GET', `/v1/nodes/${NODE_ID}`, { status: 200, body: node });
+    api.on('GET', `/v1/nodes/${NODE_ID}/boot-device`, { status: 200, body: { node_id: NODE_ID, boot_device: 'pxe', persistent: false } });
+    expect((await cli('node', 'show', NODE_ID)).stdout).toContain('boot device      pxe (next boot only)\n');
+    // --json is the node as the server has it: no second request.
+    const json = await cli('node', 'show', NODE_ID, '--json');
+    expect(JSON.parse(json.stdout)).toEqual(node);
+    expect(api.requests.filter((r) => r.path.endsWith('/boot-device'))).toHaveLength(1);
   });
 
   it('show names the owner project and id, and lists other facts', async () => {
@@ -231,6 +242,35 @@ describe('leasehold node power, boot-device, unquarantine', () => {
 
     expect(api.only().body).toEqual({ action: 'reboot' });
     expect(result).toMatchObject({ code: 0, stdout: 'Power reboot requested for node gpu-01 (target: rebooting)\n', stderr: '' });
+  });
+
+  it('power --wait follows the node until it is there, printing each change, and ends with its state', async () => {
+    api.on('POST', '/v1/nodes/gpu-01/power', { status: 202, body: { node_id: NODE_ID, action: 'on', target_power_state: 'power on' } });
+    const states = ['power off', 'power off', 'power on'];
+    api.on('GET', `/v1/nodes/${NODE_ID}`, () => ({ status: 200, body: { ...node, power_state: states.shift() ?? 'power on' } }));
+    const clock = fakeClock();
+    const result = await runCli(['node', 'power', 'gpu-01', 'on', '--wait'], ENV(), { ...clock });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('Node gpu-01 is power on\n');
+    expect(result.stderr).toBe('power on requested for node gpu-01\ngpu-01: power off\ngpu-01: power on\n');
+    expect(clock.sleeps).toEqual([1000, 1000]);
+  });
+
+  it('power --wait gives up after --wait-timeout saying where the node stands (exit 1); --wait-timeout alone is a usage error', async () => {
+    api.on('POST', '/v1/nodes/gpu-01/power', { status: 202, body: { node_id: NODE_ID, action: 'off', target_power_state: 'power off' } });
+    api.on('GET', `/v1/nodes/${NODE_ID}`, { status: 200, body: { ...node, power_state: 'power on' } });
+    const result = await runCli(['node', 'power', 'gpu-01', 'off', '--wait', '--wait-timeout', '5s'], ENV(), { ...fakeClock() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('gave up waiting after 5s: gpu-01 is power on');
+    expect((await cli('node', 'power', 'gpu-01', 'off', '--wait-timeout', '5s')).code).toBe(2);
+  });
+
+  it('a busy node gets a hint to try again in a few seconds (exit 1)', async () => {
+    api.on('POST', '/v1/nodes/gpu-01/power', apiError(409, 'node_busy', 'node gpu-01 is locked by another operation'));
+    const result = await cli('node', 'power', 'gpu-01', 'on');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error: node gpu-01 is locked by another operation (node_busy, HTTP 409)\n');
+    expect(result.stderr).toContain('hint: Ironic is in the middle of another operation on this node');
   });
 
   it('power --json prints the server answer', async () => {

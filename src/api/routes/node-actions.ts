@@ -45,6 +45,21 @@ const bootDevice = createRoute({
   },
 });
 
+const readBootDevice = createRoute({
+  method: 'get',
+  path: '/v1/nodes/{id}/boot-device',
+  tags: ['nodes'],
+  summary: "Read a node's boot device",
+  description:
+    'As Ironic reports it (`boot_device` null when the BMC does not say). Policy rule `baremetal:node:get_boot_device`: by default ' +
+    "the operator, the owner's managers and the lessee's members while the lease is active.",
+  request: { params: IdParam },
+  responses: {
+    200: jsonResponse(z.object({ node_id: z.string(), boot_device: z.string().nullable(), persistent: z.boolean() }), 'The boot device'),
+    ...errorResponses(401, 403, 404, 409, 503),
+  },
+});
+
 /** Power and boot device for owners, operators and — only while their lease is active — lessees. */
 export function nodeActionRoutes(deps: ApiDeps) {
   const router = createRouter();
@@ -105,6 +120,16 @@ export function nodeActionRoutes(deps: ApiDeps) {
       deps.driver.setBootDevice(node.id, device as BootDevice, persistent, { guard }),
     );
     return c.json({ node_id: node.id, boot_device: device, persistent }, 200);
+  });
+
+  router.openapi(readBootDevice, async (c) => {
+    const principal = c.get('principal');
+    const found = await nodeForCaller(deps, principal, c.req.valid('param').id);
+    if (!deps.policy.allows('baremetal:node:get_boot_device', found.subject)) {
+      throw new ForbiddenError("the policy (baremetal:node:get_boot_device) does not allow you to read the boot device: the owner's managers and the lessee's members can");
+    }
+    const { boot_device, persistent } = await deps.driver.getBootDevice(found.node.id);
+    return c.json({ node_id: found.node.id, boot_device, persistent }, 200);
   });
 
   return router;

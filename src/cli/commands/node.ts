@@ -7,6 +7,8 @@ import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { listOptions, type ListFlags } from './list-options.js';
 import { registerNodeNetworkCommands } from './network.js';
+import { bootDeviceText, DEFAULT_POWER_WAIT_MS, waitForPower } from './node-wait.js';
+import { parsePositiveDuration } from '../parsers.js';
 
 /** Facts with their own rows or columns; any other fact is listed after them. */
 const MAIN_FACTS = new Set(['memory', 'disk', 'cpus', 'gpus', 'cpu_arch', 'resource_class']);
@@ -46,7 +48,7 @@ function nodeTable(nodes: Node[]): string {
   );
 }
 
-export function nodeFields(n: Node): string {
+export function nodeFields(n: Node, bootDevice: string | null = null): string {
   const provision =
     n.target_provision_state && n.target_provision_state !== n.provision_state
       ? `${n.provision_state ?? '-'} -> ${n.target_provision_state}`
@@ -72,6 +74,7 @@ export function nodeFields(n: Node): string {
     ...otherFacts,
     ['traits', n.traits.join(', ')],
     ['power state', n.power_state],
+    ['boot device', bootDevice],
     ['provision state', provision],
     ['maintenance', maintenance],
     ['quarantined', quarantine],
@@ -135,7 +138,12 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .action(async (id: string) => {
       const client = await ctx.client();
       const shown = await client.get<Node>(nodePath(id));
-      ctx.print(shown, () => nodeFields(shown));
+      // Only the table says it (the JSON is the node's): read it only then, and only where the caller may.
+      if (ctx.json) ctx.print(shown, () => '');
+      else {
+        const boot = await bootDeviceText(client, nodePath(shown.id));
+        ctx.print(shown, () => nodeFields(shown, boot));
+      }
     });
 
   node
@@ -176,11 +184,20 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .description('power a node on or off, or reboot it (its lessee during a lease, its owner, the operator)')
     .argument('<node>', 'node uuid or name')
     .addArgument(new Argument('<action>', 'what to do').choices(POWER_ACTIONS))
-    .addHelpText('after', '\nThe server accepts the request (202) and the node gets there shortly; see `leasehold node show`.')
-    .action(async (id: string, action: (typeof POWER_ACTIONS)[number]) => {
+    .option('--wait', 'wait until the node is there, printing each change (exit 1 if it does not get there)')
+    .addOption(new Option('--wait-timeout <duration>', 'give up waiting after this long (default 2m)').argParser(parsePositiveDuration))
+    .addHelpText('after', '\nThe server accepts the request (202) and the node gets there shortly: --wait follows it, or see `leasehold node show`.')
+    .action(async (id: string, action: (typeof POWER_ACTIONS)[number], flags: { wait?: boolean; waitTimeout?: number }) => {
+      if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout goes with --wait');
       const client = await ctx.client();
       const result = await client.post<PowerResult>(`${nodePath(id)}/power`, { action });
-      ctx.print(result, () => `Power ${result.action} requested for node ${id} (target: ${result.target_power_state ?? '-'})`);
+      if (!flags.wait) {
+        ctx.print(result, () => `Power ${result.action} requested for node ${id} (target: ${result.target_power_state ?? '-'})`);
+        return;
+      }
+      ctx.note(`power ${action} requested for node ${id}`);
+      const done = await waitForPower(ctx, client, nodePath(result.node_id), action, flags.waitTimeout ?? DEFAULT_POWER_WAIT_MS);
+      ctx.print(done, () => `Node ${done.name ?? done.id} is ${done.power_state}`);
     });
 
   node
