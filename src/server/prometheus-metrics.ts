@@ -123,6 +123,34 @@ export class PrometheusMetrics implements Metrics, MetricsEndpoint {
   /** The gauges read when scraped: one store round trip per table, the pool's and the consoles' own counters. */
   private scrapeGauges(registers: Registry[]): void {
     const sources = () => this.sources;
+    // Registered first, so read first: the pool as it was before this scrape's own queries took a connection.
+    const pool = () => sources().store?.stats.pool();
+    new Gauge({
+      name: 'leasehold_db_pool_connections',
+      help: 'Database connections by state (in_use, idle); PGlite: its one session',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.set({ state: 'in_use' }, pool()?.in_use ?? 0);
+        this.set({ state: 'idle' }, pool()?.idle ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'leasehold_db_pool_waiting',
+      help: 'Queries waiting for a database connection',
+      registers,
+      collect() {
+        this.set(pool()?.waiting ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'leasehold_db_pool_max',
+      help: 'Most database connections this process opens',
+      registers,
+      collect() {
+        this.set(pool()?.max ?? 0);
+      },
+    });
     // prom-client asks every metric at once; the four share one read of the store per scrape (the first asks).
     let reading: Promise<StoreCounts | null> | null = null;
     const counts = (): Promise<StoreCounts | null> => {
@@ -172,33 +200,6 @@ export class PrometheusMetrics implements Metrics, MetricsEndpoint {
         // Reset first: a provision state no node is in any more disappears rather than keeping its last count.
         this.reset();
         for (const n of c?.nodes ?? []) this.set({ provision_state: n.provision_state, quarantined: String(n.quarantined) }, n.count);
-      },
-    });
-    const pool = () => sources().store?.stats.pool();
-    new Gauge({
-      name: 'leasehold_db_pool_connections',
-      help: 'Database connections by state (in_use, idle); PGlite: its one session',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        this.set({ state: 'in_use' }, pool()?.in_use ?? 0);
-        this.set({ state: 'idle' }, pool()?.idle ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'leasehold_db_pool_waiting',
-      help: 'Queries waiting for a database connection',
-      registers,
-      collect() {
-        this.set(pool()?.waiting ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'leasehold_db_pool_max',
-      help: 'Most database connections this process opens',
-      registers,
-      collect() {
-        this.set(pool()?.max ?? 0);
       },
     });
     new Gauge({
