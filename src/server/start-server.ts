@@ -137,6 +137,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             { cacheTtlMs: config.keystone.cacheTtlMs, adminProject: config.keystone.adminProject, roles: keystoneRoles },
           )
         : new LocalIdentity(store, clock);
+    // Before the API: its /metrics answer names the metrics port actually bound (LEASEHOLD_METRICS_PORT=0 picks one).
+    let metricsUrl: string | null = null;
+    let metricsPort: number | null = null;
+    if (config.metrics.port !== null) {
+      // Only /metrics here (everything else 404), so this port can be opened to Prometheus and nothing more.
+      const metricsApp = metricsRoutes({ endpoint: metrics, token: config.metrics.token, separatePort: config.metrics.port }, 'metrics');
+      const metricsServer = await listen(metricsApp.fetch, config.metrics.port, config.metrics.host);
+      closers.push(() => closeServer(metricsServer));
+      metricsPort = (metricsServer.address() as AddressInfo).port;
+      metricsUrl = `http://${urlHost(config.metrics.host)}:${metricsPort}`;
+      logger.info({ url: `${metricsUrl}/metrics`, token: config.metrics.token !== null }, 'serving metrics');
+    }
     const { app, leasing, lifecycle: wired, consoles } = buildHttpApp({
       store,
       identity,
@@ -152,7 +164,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       networksOff: 'why' in opened ? opened.why : undefined,
       console: { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl },
       metrics,
-      metricsAccess: { token: config.metrics.token, separatePort: config.metrics.port },
+      metricsAccess: { token: config.metrics.token, separatePort: metricsPort },
     });
     leasing.attachEngine(engine ?? null);
     lifecycle = wired;
@@ -166,15 +178,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const url = `http://${urlHost(config.host)}:${port}`;
     logger.info({ url, store: store.engine, driver: driver.kind, role: config.role }, 'listening');
     print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind}, role: ${config.role})`);
-    let metricsUrl: string | null = null;
-    if (config.metrics.port !== null) {
-      // Only /metrics here (everything else 404), so this port can be opened to Prometheus and nothing more.
-      const metricsApp = metricsRoutes({ endpoint: metrics, token: config.metrics.token, separatePort: config.metrics.port }, 'metrics');
-      const metricsServer = await listen(metricsApp.fetch, config.metrics.port, config.metrics.host);
-      closers.push(() => closeServer(metricsServer));
-      metricsUrl = `http://${urlHost(config.metrics.host)}:${(metricsServer.address() as AddressInfo).port}`;
-      logger.info({ url: `${metricsUrl}/metrics`, token: config.metrics.token !== null }, 'serving metrics');
-    }
     return { url, metricsUrl, store, driver, inventory, engine, reconciler, close: closeAll };
   } catch (err) {
     await closeAll();
