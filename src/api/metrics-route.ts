@@ -60,7 +60,13 @@ export function requestMetrics(metrics: Metrics): MiddlewareHandler {
 }
 
 function routeTemplate(c: Context): string {
-  const routes = matchedRoutes(c);
+  let routes: ReturnType<typeof matchedRoutes>;
+  try {
+    routes = matchedRoutes(c);
+  } catch {
+    // No routing result (a request Hono refused before routing): counting must never break the answer.
+    return 'unmatched';
+  }
   // Middleware takes (c, next); handlers take (c) — how Hono's own route helper tells them apart.
   const handler = routes.find((r) => r.handler.length < 2 && r.method !== 'ALL') ?? routes.find((r) => r.handler.length < 2);
   if (handler) return handler.path;

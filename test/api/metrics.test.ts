@@ -50,6 +50,7 @@ describe('GET /metrics', () => {
     await t.request('GET', '/v1/nodes/gpu-02');
     await t.request('GET', `/v1/nodes/${NODE_IDS.storage}`, { token: null });
     await t.request('GET', '/v1/no-such-thing/42');
+    await t.request('GET', '/baremetal/v1/nodes/gpu-01');
     const m = await scrape();
     expect(m.get('leasehold_http_requests_total')?.type).toBe('counter');
     expect(sampleValue(m, 'leasehold_http_requests_total', { method: 'GET', route: '/v1/nodes/:id', status: '200' })).toBe(2);
@@ -57,6 +58,8 @@ describe('GET /metrics', () => {
     expect(sampleValue(m, 'leasehold_http_requests_total', { method: 'GET', route: '/v1/nodes/:id', status: '401' })).toBe(1);
     expect(sampleValue(m, 'leasehold_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
     expect(sampleValue(m, 'leasehold_http_request_duration_seconds_count', { method: 'GET', route: '/v1/nodes/:id' })).toBe(3);
+    // The gateway's routes, under their mount point.
+    expect(sampleValue(m, 'leasehold_http_request_duration_seconds_count', { method: 'GET', route: '/baremetal/v1/nodes/:ident' })).toBe(1);
     const routes = new Set(m.get('leasehold_http_requests_total')!.samples.map((s) => s.labels.route));
     expect([...routes].filter((r) => /gpu-0|[0-9a-f]{8}-|no-such-thing/.test(r!))).toEqual([]);
   });
