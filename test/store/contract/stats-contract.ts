@@ -16,6 +16,16 @@ export function statsContract(open: OpenFreshStore): void {
       expect(pool.waiting).toBe(0);
     });
 
+    it('between queries no connection is in use or awaited, and the one just used stays open and idle', async () => {
+      const store = await fresh();
+      await store.ping();
+      const pool = store.stats.pool();
+      // PostgreSQL: the pg pool of 10 keeps the connection; PGlite: its one session, free again.
+      expect(pool).toMatchObject({ in_use: 0, waiting: 0 });
+      expect(pool.idle).toBeGreaterThanOrEqual(1);
+      expect(pool.max).toBe(store.engine === 'postgres' ? 10 : 1);
+    });
+
     it('counts leases and allocations by state, as a cancel and an allocation going active change them', async () => {
       const store = await fresh();
       const project = await store.createProject({ name: 'lessees' }, at(0));
