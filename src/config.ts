@@ -47,6 +47,17 @@ export interface Config {
   readonly keystone: KeystoneConfig | null;
   /** Tenant networks on leased nodes (LEASEHOLD_NETWORKS, NEUTRON_URL). */
   readonly networks: NetworksConfig;
+  /** Where `/metrics` is served and who may scrape it (LEASEHOLD_METRICS_*). */
+  readonly metrics: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** A port of its own for `/metrics` (then the API port answers 404 there); null: the API port serves it. */
+  readonly port: number | null;
+  /** Where the metrics port listens (LEASEHOLD_METRICS_HOST; default LEASEHOLD_HOST). */
+  readonly host: string;
+  /** When set, a scrape must send `Authorization: Bearer <token>`; null: `/metrics` is open. */
+  readonly token: string | null;
 }
 
 export interface NetworksConfig {
@@ -146,7 +157,18 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
     publicUrl: publicUrl(env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null),
     consoleTokenTtlMs: durationVar(env, 'LEASEHOLD_CONSOLE_TOKEN_TTL', '10m'),
+    metrics: metricsConfig(env, flags.host ?? (env.LEASEHOLD_HOST?.trim() || '127.0.0.1')),
   };
+}
+
+function metricsConfig(env: Env, apiHost: string): MetricsConfig {
+  const port = env.LEASEHOLD_METRICS_PORT?.trim() ? parsePort(env.LEASEHOLD_METRICS_PORT, 'LEASEHOLD_METRICS_PORT') : null;
+  const token = env.LEASEHOLD_METRICS_TOKEN?.trim() || null;
+  // It goes in Prometheus's `authorization` header as it is: whitespace would not survive, and a short one is guessed.
+  if (token !== null && (/\s/.test(token) || token.length < 16)) {
+    throw configError('LEASEHOLD_METRICS_TOKEN', 'must be at least 16 characters without whitespace (e.g. `openssl rand -hex 24`)');
+  }
+  return { port, host: env.LEASEHOLD_METRICS_HOST?.trim() || apiHost, token };
 }
 
 function identityKind(env: Env): Config['identity'] {
@@ -300,11 +322,11 @@ function parseRole(value: string): Config['role'] {
   throw configError('LEASEHOLD_ROLE (--role)', `must be "api", "worker" or "all", not ${JSON.stringify(value)}`);
 }
 
-function parsePort(value: string | undefined): number {
+function parsePort(value: string | undefined, name = 'LEASEHOLD_PORT'): number {
   if (value === undefined || value.trim() === '') return 8080;
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw configError('LEASEHOLD_PORT', `must be an integer from 0 to 65535, not ${JSON.stringify(value)}`);
+    throw configError(name, `must be an integer from 0 to 65535, not ${JSON.stringify(value)}`);
   }
   return port;
 }

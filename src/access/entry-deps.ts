@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import type { IdentityBackend } from '../domain/identity-backend.js';
+import type { Metrics, MetricsEndpoint } from '../domain/metrics.js';
 import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { LeaseService } from '../leasing/lease-service.js';
@@ -40,6 +41,18 @@ export interface EntryDeps {
   readonly networks?: NetworkService | null;
   /** Why there are no tenant networks here, in words that say what to configure. */
   readonly networksOff?: string;
+  /** Where requests are counted (by route template); unset: nowhere. */
+  readonly metrics?: Metrics;
+  /** `/metrics` and its rule (LEASEHOLD_METRICS_*); unset: the API has no `/metrics`. */
+  readonly metricsAccess?: MetricsAccess;
+}
+
+export interface MetricsAccess {
+  readonly endpoint: MetricsEndpoint;
+  /** LEASEHOLD_METRICS_TOKEN: a scrape sends it as `Authorization: Bearer`; null: open to whoever reaches the port. */
+  readonly token: string | null;
+  /** The port a separate metrics listener uses (LEASEHOLD_METRICS_PORT); null: the API port serves `/metrics`. */
+  readonly separatePort: number | null;
 }
 
 export interface ConsoleSettings {

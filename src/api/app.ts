@@ -6,6 +6,7 @@ import { requireAuth } from './auth.js';
 import { createRouter, type ApiDeps, type AppEnv } from './context.js';
 import { docsPage } from './docs-page.js';
 import { webUi } from './web-ui.js';
+import { metricsRoutes, requestMetrics } from './metrics-route.js';
 import { toLeaseholdError } from '../access/http-errors.js';
 import { errorResponse } from './error-response.js';
 import { gatewayApp } from '../gateway/gateway-app.js';
@@ -34,6 +35,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
   app.use(requestId());
+  if (deps.metrics) app.use(requestMetrics(deps.metrics));
   app.use(async (c, next) => {
     const started = performance.now();
     c.set('log', deps.logger.child({ req_id: c.get('requestId') }));
@@ -88,6 +90,8 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   });
 
   app.route('/', healthRoutes(deps));
+  // Outside /v1: Prometheus scrapes with LEASEHOLD_METRICS_TOKEN (or nothing), not a user's token.
+  app.route('/', metricsRoutes(deps.metricsAccess, 'api'));
   // Before the auth middleware: signing in is how one gets a token (and /v1/auth/projects checks its own).
   app.route('/', signInRoutes(deps));
   app.use('/v1/*', requireAuth(deps));

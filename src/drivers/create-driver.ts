@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError } from '../domain/errors.js';
+import type { Metrics } from '../domain/metrics.js';
 import type { Logger } from '../logger.js';
 import type { HardwareDriver } from './hardware-driver.js';
 import type { IronicAuth } from './ironic/ironic-client.js';
@@ -24,6 +25,8 @@ export function createDriver(
     readonly keystoneTokens?: TokenSource;
     /** The simulated networks the simulated nodes' NICs are cabled to (LEASEHOLD_NETWORKS). */
     readonly networks?: SimulatedNetworks;
+    /** Where Ironic requests are reported (the ironic driver). */
+    readonly metrics?: Metrics;
   },
 ): HardwareDriver {
   switch (config.driver) {
@@ -50,7 +53,7 @@ export function createDriver(
       } else auth = ironic.auth;
       // The URL and auth type only: credentials never reach the logs.
       deps.logger.info({ url, auth: ironic.auth.type, timeoutMs: ironic.timeoutMs }, 'ironic hardware driver');
-      return new IronicDriver({ url, auth, timeoutMs: ironic.timeoutMs, clock: deps.clock, logger: deps.logger });
+      return new IronicDriver({ url, auth, timeoutMs: ironic.timeoutMs, clock: deps.clock, logger: deps.logger, metrics: deps.metrics });
     }
   }
 }

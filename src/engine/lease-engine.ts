@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Clock, Timer } from '../domain/clock.js';
 import { ClaimLostError, ErrorCode, isLeaseholdError } from '../domain/errors.js';
 import { FINAL_ALLOCATION_STATES } from '../domain/leasing.js';
+import { noMetrics, type Metrics, type TaskRunOutcome } from '../domain/metrics.js';
 import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { LeaseTask, TaskLane } from '../store/engine-store.js';
@@ -55,6 +56,8 @@ export interface LeaseEngineOptions {
    * over within it, so a release is one run instead of four (tests on a manual clock set 0).
    */
   readonly watchMs?: number;
+  /** Where each task run (its lag and outcome) and each cleaning's duration are reported. */
+  readonly metrics?: Metrics;
 }
 
 /** Claims one runDue makes at most, so a flood of due work still lets the timer re-arm. */
@@ -123,6 +126,7 @@ export class LeaseEngine {
       settleMs: options.settleMs ?? 1_000,
       networks: options.networks ?? null,
       watchMs: options.watchMs ?? 2_000,
+      metrics: options.metrics ?? noMetrics,
     };
   }
 
@@ -283,6 +287,9 @@ export class LeaseEngine {
     const { tasks, logger } = this.deps;
     const log = logger.child({ task_id: task.id, kind: task.kind, lease_id: task.lease_id, allocation_id: task.allocation_id });
     let run: TaskRun | null = null;
+    // Lag: how long after its due time the task got to run (a retry's due time is its backoff's end).
+    const lagSeconds = Math.max(0, this.deps.clock.now().getTime() - task.due_at.getTime()) / 1000;
+    let reported: TaskRunOutcome = 'failed';
     try {
       const context = task.allocation_id ? await tasks.getAllocationContext(task.allocation_id) : null;
       let outcome: TaskOutcome = DONE;
@@ -299,8 +306,12 @@ export class LeaseEngine {
       } else {
         await tasks.retryTask(task.id, outcome.at, null, this.deps.clock.now(), this.workerId);
       }
+      reported = outcome.kind;
     } catch (err) {
+      if (err instanceof ClaimLostError) reported = 'claim_lost';
       await this.failed(task, run, memory, err, log);
+    } finally {
+      this.deps.metrics?.taskRun({ kind: task.kind, outcome: reported, lagSeconds });
     }
   }
 

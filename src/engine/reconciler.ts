@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock, Timer } from '../domain/clock.js';
 import { NotFoundError } from '../domain/errors.js';
+import { noMetrics, type Metrics } from '../domain/metrics.js';
 import { AllocationState, type NewAuditEvent } from '../domain/leasing.js';
 import { planRepairs, RepairKind, type Holding, type ObservedNode, type Repair } from '../domain/reconcile.js';
 import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
@@ -39,6 +40,8 @@ export interface ReconcilerOptions {
    * lease gets its substitute within this rather than within `intervalMs`. 0 or unset: full passes only.
    */
   readonly failureWatchMs?: number;
+  /** Where each pass's duration and the repairs carried out (by kind) are reported. */
+  readonly metrics?: Metrics;
 }
 
 export interface ReconcileResult {
@@ -181,7 +184,21 @@ export class Reconciler {
       });
   }
 
+  /** A pass, timed and reported (the quick failure watch is not a pass). */
   private async pass(): Promise<ReconcileResult> {
+    const metrics = this.options.metrics ?? noMetrics;
+    const started = performance.now();
+    try {
+      const result = await this.lockedPass();
+      metrics.reconcilePass(result.skipped ? 'skipped' : 'ok', (performance.now() - started) / 1000);
+      return result;
+    } catch (err) {
+      metrics.reconcilePass('failed', (performance.now() - started) / 1000);
+      throw err;
+    }
+  }
+
+  private async lockedPass(): Promise<ReconcileResult> {
     const { store, clock } = this.options;
     const t0 = Date.now();
     // Held for the pass only: passes never overlap, yet any replica may run the next one, and a process that
@@ -228,13 +245,18 @@ export class Reconciler {
     let applied = 0;
     for (const repair of repairs) {
       try {
-        if (await this.apply(repair)) applied++;
+        if (await this.apply(repair)) {
+          applied++;
+          this.options.metrics?.reconcileRepairs(repair.kind, 1);
+        }
       } catch (err) {
         this.log.warn({ err, repair: describe(repair) }, 'repair failed; retried next pass');
       }
     }
     const teardown = this.options.networks;
     const networks = teardown ? await reconcileNetworks({ store, driver, teardown, logger: this.log }, nodes, holdings, clock.now()) : NO_NETWORK_REPAIRS;
+    this.options.metrics?.reconcileRepairs('attachment_finished', networks.finished);
+    this.options.metrics?.reconcileRepairs('vif_removed', networks.removed);
     const ms = Date.now() - t0;
     const fixed = applied + networks.finished + networks.removed;
     this.log[fixed > 0 || failures > 0 ? 'info' : 'debug']({ nodes: nodes.length, repairs: repairs.length, applied, failures, networks, ms }, 'reconciled');
@@ -256,6 +278,8 @@ export class Reconciler {
       try {
         await handler(finding);
         acted++;
+        // Handed to the leasing side (a substitute, a degraded lease): counted with the repairs.
+        this.options.metrics?.reconcileRepairs(finding.failure === null ? 'node_recovered' : 'node_failed', 1);
       } catch (err) {
         this.log.warn({ err, node_id: finding.node_id, lease_id: finding.lease_id }, 'could not act on a failed node; retried next pass');
       }

@@ -138,6 +138,9 @@ async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promi
           { type: 'allocation.released', message: `node ${run.nodeId} is clean and back in the pool` },
         ]);
         log.info('allocation released: node cleaned and available');
+        // From the allocation's end (when its end task fell due; a node that left early: the instant it left)
+        // to clean and available: read from the store's times, so a release resumed by another replica counts whole.
+        deps.metrics?.cleaned(Math.max(0, run.now().getTime() - run.allocation.end.getTime()) / 1000);
         return DONE;
       case 'quarantine':
         return quarantine(run, step, node, result.reason);

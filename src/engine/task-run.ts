@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
+import type { Metrics } from '../domain/metrics.js';
 import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim } from '../store/engine-store.js';
@@ -19,6 +20,8 @@ export interface TaskDeps {
   readonly networks?: NetworkTeardown | null;
   /** How long one run may watch a node carrying out an action before it hands the task back (0: never). */
   readonly watchMs: number;
+  /** Where a release reports how long the node took to be clean and available again. */
+  readonly metrics?: Metrics;
 }
 
 /** How a run of a task ended, short of an error (errors are retried with backoff by the engine). */

@@ -1,5 +1,6 @@
 import { BackendUnavailableError, InvalidRequestError, UnauthenticatedError } from '../domain/errors.js';
 import type { KeystoneCredentials } from '../domain/identity-backend.js';
+import { methodLabel, noMetrics, type Metrics } from '../domain/metrics.js';
 import { parseTokenBody, type KeystoneTokenInfo } from './keystone-token.js';
 
 export type { KeystoneCredentials } from '../domain/identity-backend.js';
@@ -24,10 +25,12 @@ export class KeystoneClient {
   /** The v3 root, e.g. `http://keystone.example:5000/v3`. */
   readonly url: string;
   private readonly timeoutMs: number;
+  private readonly metrics: Metrics;
 
-  constructor(options: { readonly url: string; readonly timeoutMs?: number }) {
+  constructor(options: { readonly url: string; readonly timeoutMs?: number; readonly metrics?: Metrics }) {
     this.url = v3Root(options.url);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.metrics = options.metrics ?? noMetrics;
   }
 
   /** `POST /v3/auth/tokens`: the credentials' token with what it says. KeystoneRefusedError when refused. */
@@ -94,11 +97,19 @@ export class KeystoneClient {
     if (res.status !== 200) throw this.unavailable(`answered ${res.status} to GET /v3`);
   }
 
+  /** Every call, timed and reported: the paths are Leasehold's own fixed ones (no ids), `/v3` + path. */
   private async fetch(path: string, init: RequestInit): Promise<Response> {
+    const started = performance.now();
+    const report = (error: string | null) =>
+      this.metrics.backendRequest({ backend: 'keystone', method: methodLabel(init.method ?? 'GET'), path: `/v3${path}`, seconds: (performance.now() - started) / 1000, error });
     try {
-      return await fetch(this.url + path, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await fetch(this.url + path, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      report(res.status >= 400 ? String(res.status) : null);
+      return res;
     } catch (err) {
-      const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : networkReason(err);
+      const timedOut = err instanceof Error && err.name === 'TimeoutError';
+      report(timedOut ? 'timeout' : 'network');
+      const reason = timedOut ? `no answer within ${this.timeoutMs} ms` : networkReason(err);
       throw this.unavailable(`is unreachable (${reason})`);
     }
   }

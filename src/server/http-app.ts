@@ -15,6 +15,7 @@ import { LifecycleService } from '../leasing/lifecycle-service.js';
 import type { Logger } from '../logger.js';
 import type { NetworkService } from '../networking/network-service.js';
 import type { Store } from '../store/store.js';
+import { PrometheusMetrics } from './prometheus-metrics.js';
 
 export interface HttpAppParts {
   readonly store: Store;
@@ -42,6 +43,10 @@ export interface HttpAppParts {
     /** The proxy's timings and caps (tests shorten them). */
     readonly proxy?: Partial<ConsoleProxyOptions>;
   };
+  /** The process's metrics (the engine and the drivers report to it too); default: a registry of this app's own. */
+  readonly metrics?: PrometheusMetrics;
+  /** Who may scrape `/metrics` and where (LEASEHOLD_METRICS_TOKEN, _PORT); default: open, on the API port. */
+  readonly metricsAccess?: { readonly token: string | null; readonly separatePort: number | null };
 }
 
 export interface HttpApp {
@@ -53,6 +58,8 @@ export interface HttpApp {
   readonly lifecycle: LifecycleService;
   /** The serial console's WebSocket side: `consoles.attach(server)` once the server listens. */
   readonly consoles: ConsoleProxy;
+  /** What `/metrics` renders; its gauges read this app's store and consoles at scrape time. */
+  readonly metrics: PrometheusMetrics;
 }
 
 /**
@@ -61,6 +68,7 @@ export interface HttpApp {
  * and the benchmark wire through this one function, so what they exercise is what runs.
  */
 export function buildHttpApp(parts: HttpAppParts): HttpApp {
+  const metrics = parts.metrics ?? new PrometheusMetrics();
   const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs });
   const lifecycle = new LifecycleService(parts.store, leasing, parts.clock, parts.logger);
   const base: EntryDeps = {
@@ -77,11 +85,14 @@ export function buildHttpApp(parts: HttpAppParts): HttpApp {
     keystone: parts.keystone ?? null,
     networks: parts.networks ?? null,
     networksOff: parts.networksOff,
+    metrics,
+    metricsAccess: { endpoint: metrics, token: parts.metricsAccess?.token ?? null, separatePort: parts.metricsAccess?.separatePort ?? null },
   };
   const consoles = new ConsoleProxy(base, parts.console.proxy);
   const deps: EntryDeps = {
     ...base,
     console: { tokenTtlMs: parts.console.tokenTtlMs, publicUrl: parts.console.publicUrl, connections: consoles },
   };
-  return { app: createApp(deps), deps, leasing, lifecycle, consoles };
+  metrics.watch({ store: parts.store, consoles });
+  return { app: createApp(deps), deps, leasing, lifecycle, consoles, metrics };
 }

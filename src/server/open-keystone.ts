@@ -1,6 +1,7 @@
 import type { KeystoneConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidRequestError, isLeaseholdError } from '../domain/errors.js';
+import type { Metrics } from '../domain/metrics.js';
 import { describe, KeystoneClient, KeystoneRefusedError } from '../keystone/keystone-client.js';
 import { KeystoneSession } from '../keystone/keystone-session.js';
 import type { Logger } from '../logger.js';
@@ -9,8 +10,8 @@ import type { Logger } from '../logger.js';
  * Leasehold's Keystone session, signed in at start: a Keystone that does not answer, or that refuses Leasehold's
  * service credentials, stops the start with a message saying which (never the secret).
  */
-export async function openKeystone(config: KeystoneConfig, clock: Clock, logger: Logger): Promise<KeystoneSession> {
-  const session = new KeystoneSession(new KeystoneClient({ url: config.url }), config.credentials, clock);
+export async function openKeystone(config: KeystoneConfig, clock: Clock, logger: Logger, metrics?: Metrics): Promise<KeystoneSession> {
+  const session = new KeystoneSession(new KeystoneClient({ url: config.url, metrics }), config.credentials, clock);
   try {
     const info = await session.info();
     logger.info(

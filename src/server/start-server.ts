@@ -18,6 +18,8 @@ import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { bootstrapAdmin } from './bootstrap-admin.js';
 import { buildHttpApp } from './http-app.js';
+import { PrometheusMetrics } from './prometheus-metrics.js';
+import { metricsRoutes } from '../api/metrics-route.js';
 import { loadKeystoneRoles, loadPolicy } from './load-policy.js';
 import { openKeystone } from './open-keystone.js';
 import { openNetworks } from './open-networks.js';
@@ -36,6 +38,8 @@ export interface RunningServer {
   readonly engine?: LeaseEngine;
   /** The reconciler, when this process runs the engine (one replica reconciles at a time). */
   readonly reconciler?: Reconciler;
+  /** `http://host:port` of the separate metrics listener (LEASEHOLD_METRICS_PORT), or null: `/metrics` is on `url`. */
+  readonly metricsUrl: string | null;
   /** Stops accepting requests, lets running ones finish, stops timers, closes the driver and the store. */
   close(): Promise<void>;
 }
@@ -64,7 +68,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const policy = await loadPolicy(config.policyFile);
   const keystoneRoles = await loadKeystoneRoles(config.policyFile);
   // Keystone answers and takes Leasehold's credentials before anything else is opened, or the start says which not.
-  const keystone = config.keystone ? await openKeystone(config.keystone, clock, logger) : null;
+  // One registry for the process, made first: Keystone's, Ironic's, the engine's and the API's reports all go to it.
+  const metrics = new PrometheusMetrics({ processMetrics: true });
+  const keystone = config.keystone ? await openKeystone(config.keystone, clock, logger, metrics) : null;
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
   const closers: Array<() => Promise<void>> = [() => store.close()];
@@ -83,7 +89,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     if (networks) closers.push(() => networks.close());
     const driver =
       options.driver ??
-      createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined, networks: networks instanceof SimulatedNetworks ? networks : undefined });
+      createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined, networks: networks instanceof SimulatedNetworks ? networks : undefined, metrics });
     closers.push(() => driver.close());
     const teardown = networks ? new NetworkTeardown({ store, driver, networks, clock, logger }) : null;
     const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: config.syncIntervalMs });
@@ -99,7 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         const released = await store.tasks.releaseAllClaims();
         if (released > 0) logger.warn({ tasks: released }, 'resuming lease tasks interrupted by a crash');
       }
-      engine = new LeaseEngine({ store, driver, clock, logger, inventory, networks: teardown });
+      engine = new LeaseEngine({ store, driver, clock, logger, inventory, networks: teardown, metrics });
       engine.start();
       closers.push(() => engine!.stop());
       // Right after the engine: Ironic is repaired at start (a crash may have left a lessee behind).
@@ -113,6 +119,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         intervalMs: config.reconcileIntervalMs,
         failureWatchMs: config.failureWatchMs,
         networks: teardown,
+        metrics,
         // The leasing side is wired below, before the server listens; a pass before that acts on nothing (the
         // next one finds the failure again).
         onNodeFailure: async (finding) => lifecycle?.onFinding(finding),
@@ -133,6 +140,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             { cacheTtlMs: config.keystone.cacheTtlMs, adminProject: config.keystone.adminProject, roles: keystoneRoles },
           )
         : new LocalIdentity(store, clock);
+    // Before the API: its /metrics answer names the metrics port actually bound (LEASEHOLD_METRICS_PORT=0 picks one).
+    let metricsUrl: string | null = null;
+    let metricsPort: number | null = null;
+    if (config.metrics.port !== null) {
+      // Only /metrics here (everything else 404), so this port can be opened to Prometheus and nothing more.
+      const metricsApp = metricsRoutes({ endpoint: metrics, token: config.metrics.token, separatePort: config.metrics.port }, 'metrics');
+      const metricsServer = await listen(metricsApp.fetch, config.metrics.port, config.metrics.host);
+      closers.push(() => closeServer(metricsServer));
+      metricsPort = (metricsServer.address() as AddressInfo).port;
+      metricsUrl = `http://${urlHost(config.metrics.host)}:${metricsPort}`;
+      logger.info({ url: `${metricsUrl}/metrics`, token: config.metrics.token !== null }, 'serving metrics');
+    }
     const { app, leasing, lifecycle: wired, consoles } = buildHttpApp({
       store,
       identity,
@@ -147,10 +166,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       networks: networks && teardown ? new NetworkService({ store, driver, networks, teardown, clock, logger }) : null,
       networksOff: 'why' in opened ? opened.why : undefined,
       console: { tokenTtlMs: config.consoleTokenTtlMs, publicUrl: config.publicUrl },
+      metrics,
+      metricsAccess: { token: config.metrics.token, separatePort: metricsPort },
     });
     leasing.attachEngine(engine ?? null);
     lifecycle = wired;
-    const server = await listen(app.fetch, config);
+    const server = await listen(app.fetch, config.port, config.host);
     closers.push(() => closeServer(server));
     // WebSocket upgrades (the serial console) on the same server and port; closed before the server (closers run
     // in reverse), so open consoles end with 1001 and their ends are recorded while the store is still open.
@@ -160,16 +181,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const url = `http://${urlHost(config.host)}:${port}`;
     logger.info({ url, store: store.engine, driver: driver.kind, role: config.role }, 'listening');
     print(`Leasehold listening on ${url} (store: ${store.engine}, driver: ${driver.kind}, role: ${config.role})`);
-    return { url, store, driver, inventory, engine, reconciler, close: closeAll };
+    return { url, metricsUrl, store, driver, inventory, engine, reconciler, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
   }
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, config: Config): Promise<ServerType> {
+function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, hostname: string): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    const server = serve({ fetch, port, hostname }, () => resolve(server));
     server.once('error', reject);
   });
 }

@@ -15,6 +15,11 @@ export class AsyncMutex {
   /** Holders holding or waiting. */
   private holders = 0;
 
+  /** Holders holding (0 or 1) and waiting behind: the metrics' view of PGlite's one session. */
+  get load(): { readonly holding: number; readonly waiting: number } {
+    return { holding: Math.min(this.holders, 1), waiting: Math.max(0, this.holders - 1) };
+  }
+
   /** Resolves, once every earlier holder has released, with the function that releases this hold. */
   acquire(): Promise<() => void> {
     let release!: () => void;

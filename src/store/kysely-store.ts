@@ -41,6 +41,10 @@ import type {
   SyncResult,
 } from './store.js';
 import type { Page, PageRequest } from './page.js';
+import { allocationStateCounts } from './queries/allocation-state-counts.js';
+import { leaseStateCounts } from './queries/lease-state-counts.js';
+import { nodeStateCounts } from './queries/node-state-counts.js';
+import type { PoolStats, StatsStore } from './stats-store.js';
 
 /**
  * The Store on Kysely, for PGlite and PostgreSQL alike (same SQL, same migrations). Every method translates
@@ -55,10 +59,13 @@ export class KyselyStore implements Store {
   readonly consoles: ConsoleStore;
   readonly networks: NetworkStore;
   readonly lifecycle: LifecycleStore;
+  readonly stats: StatsStore;
 
   constructor(
     private readonly db: Kysely<Database>,
     readonly engine: 'pglite' | 'postgres',
+    /** The connection pool's counters (open-store.ts knows the pool or PGlite's session); none: all zeros. */
+    pool: () => PoolStats = () => ({ max: 0, in_use: 0, idle: 0, waiting: 0 }),
   ) {
     this.leasing = new KyselyLeasingStore(db);
     this.tasks = new KyselyEngineStore(db);
@@ -66,6 +73,12 @@ export class KyselyStore implements Store {
     this.consoles = new KyselyConsoleStore(db);
     this.networks = new KyselyNetworkStore(db);
     this.lifecycle = new KyselyLifecycleStore(db);
+    this.stats = {
+      leasesByState: () => guarded(() => leaseStateCounts(db)),
+      allocationsByState: () => guarded(() => allocationStateCounts(db)),
+      nodesByState: () => guarded(() => nodeStateCounts(db)),
+      pool,
+    };
   }
 
   ping(): Promise<void> {

@@ -32,7 +32,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.logger);
   const { openPGlite } = await import('./open-pglite.js');
   const dialect = await openPGlite(options.dataDir, { logger: options.logger });
-  return new KyselyStore(new Kysely<Database>({ dialect }), 'pglite');
+  return new KyselyStore(new Kysely<Database>({ dialect }), 'pglite', () => dialect.poolStats());
 }
 
 async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined): Promise<Store> {
@@ -48,7 +48,12 @@ async function openPostgres(databaseUrl: string, logger: StoreLogger | undefined
     }
     throw err;
   }
-  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
+  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres', () => ({
+    max: POOL_SIZE,
+    in_use: pool.totalCount - pool.idleCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+  }));
 }
 
 /**

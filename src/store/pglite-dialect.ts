@@ -31,6 +31,12 @@ export class PGliteDialect implements Dialect {
     private readonly onClose?: () => Promise<void>,
   ) {}
 
+  /** PGlite's one session as a pool of one: held or not, and the callers waiting for it. */
+  poolStats(): { readonly max: number; readonly in_use: number; readonly idle: number; readonly waiting: number } {
+    const { holding, waiting } = this.mutex.load;
+    return { max: 1, in_use: holding, idle: 1 - holding, waiting };
+  }
+
   createDriver(): Driver {
     return new PGliteDriver(this.pglite, this.mutex, this.onClose);
   }

@@ -8,6 +8,7 @@ import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
+import type { StatsStore } from './stats-store.js';
 
 /**
  * The Store port: every read and write of Leasehold's state. One implementation (`KyselyStore`) runs on both
@@ -103,6 +104,8 @@ export interface Store {
   readonly networks: NetworkStore;
   /** Allocations leaving their leases early: replaced, returned, reclaimed (allocation-store.ts). */
   readonly lifecycle: LifecycleStore;
+  /** Counts for the metrics: leases, allocations and nodes by state, the connections in use (stats-store.ts). */
+  readonly stats: StatsStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -7,6 +7,7 @@ import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
+import { statsContract } from './contract/stats-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
 
 /**
@@ -23,5 +24,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
     lifecycleContract(openFreshStore);
+    statsContract(openFreshStore);
   });
 }

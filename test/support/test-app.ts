@@ -105,6 +105,8 @@ export interface TestAppOptions<C extends Clock = ManualClock> {
    * network endpoints answer 409 not_configured).
    */
   readonly networks?: NetworkBackend | false;
+  /** Who may scrape `/metrics` and where (default: open, on this app). */
+  readonly metricsAccess?: { readonly token: string | null; readonly separatePort: number | null };
 }
 
 const FAST_TIMINGS: Partial<SimulatedTimings> = { powerMs: 10, cleanMs: 10, deployMs: 10, undeployMs: 10, manageMs: 10, consoleMs: 10 };
@@ -149,6 +151,7 @@ export async function startApp<C extends Clock = ManualClock>(options: TestAppOp
     networks: networks && teardown ? new NetworkService({ store, driver, networks, teardown, clock, logger }) : null,
     networksOff: networks ? undefined : 'tenant networks are not configured here (the test turned them off)',
     console: { tokenTtlMs: options.console?.tokenTtlMs ?? 600_000, publicUrl: options.console?.publicUrl ?? null, proxy: options.console?.proxy },
+    metricsAccess: options.metricsAccess,
   });
   let server: ServerType | null = null;
   let url: string | null = null;

@@ -1,4 +1,5 @@
 import type { Clock } from '../../domain/clock.js';
+import { methodLabel, noMetrics, pathTemplate, type Metrics } from '../../domain/metrics.js';
 import { BackendUnavailableError, InvalidRequestError, LeaseholdError, isLeaseholdError } from '../../domain/errors.js';
 import type { Logger } from '../../logger.js';
 import type { AccessGuard } from '../hardware-driver.js';
@@ -34,7 +35,20 @@ export interface IronicClientOptions {
   /** Per HTTP request (default 30 s). */
   readonly timeoutMs?: number;
   readonly retry?: RetryPolicy;
+  /** Where each request's duration and failure are reported (none: nowhere). */
+  readonly metrics?: Metrics;
 }
+
+/**
+ * Ironic's fixed path words: every other segment (a node's uuid or name, a VIF, a trait, a driver) is an `{id}` in
+ * the metrics' path label.
+ */
+const IRONIC_PATH_WORDS: ReadonlySet<string> = new Set(
+  ('v1 nodes ports portgroups drivers chassis allocations deploy_templates conductors volume connectors targets ' +
+    'states power provision raid console boot_device boot_mode secure_boot management supported inject_nmi vifs ' +
+    'traits bios maintenance validate vendor_passthru indicators history inventory firmware children shards ' +
+    'runbooks detail lookup heartbeat events properties').split(' '),
+);
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseMs: 200, maxMs: 3_000 };
@@ -84,6 +98,7 @@ export class IronicClient {
   private readonly logger: Logger;
   private readonly timeoutMs: number;
   private readonly retry: RetryPolicy;
+  private readonly metrics: Metrics;
   private readonly closing = new AbortController();
   private version: Promise<string> | null = null;
 
@@ -95,6 +110,7 @@ export class IronicClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new InvalidRequestError('Ironic timeout must be a positive number of milliseconds');
     this.retry = options.retry ?? DEFAULT_RETRY;
+    this.metrics = options.metrics ?? noMetrics;
     if (!Number.isInteger(this.retry.attempts) || this.retry.attempts < 1 || this.retry.baseMs < 0 || this.retry.maxMs < 0) {
       throw new InvalidRequestError('Ironic retry policy: attempts must be an integer ≥ 1 and delays ≥ 0');
     }
@@ -238,7 +254,23 @@ export class IronicClient {
     return chosen;
   }
 
+  /** One attempt, timed and reported to the metrics (by path template: no node ids in labels). */
   private async once(method: string, url: string, headers: Record<string, string>, body: string | undefined, path: string): Promise<Attempt> {
+    const started = performance.now();
+    let error: string | null = 'timeout';
+    try {
+      const attempt = await this.attempt(method, url, headers, body, path);
+      error = attempt.kind === 'network' ? 'network' : attempt.status >= 400 ? String(attempt.status) : null;
+      return attempt;
+    } finally {
+      // Closing the driver is not Ironic failing: not reported.
+      if (!this.closing.signal.aborted) {
+        this.metrics.backendRequest({ backend: 'ironic', method: methodLabel(method), path: pathTemplate(path, IRONIC_PATH_WORDS), seconds: (performance.now() - started) / 1000, error });
+      }
+    }
+  }
+
+  private async attempt(method: string, url: string, headers: Record<string, string>, body: string | undefined, path: string): Promise<Attempt> {
     this.assertOpen();
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = AbortSignal.any([timeout, this.closing.signal]);
