@@ -14,9 +14,24 @@ const ENV = () => ({ LEASEHOLD_URL: api.url, LEASEHOLD_TOKEN: 'lh_test', LEASEHO
 const cli = (...argv: string[]) => runCli(argv, ENV());
 
 describe('leasehold node list', () => {
-  it('prints one row per node with owner names, human sizes and the full id', async () => {
+  it('fits 120 columns by default: names, owners, human sizes, the short id and on/off', async () => {
     api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [node, node2], next: null } });
     const result = await cli('node', 'list');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'NAME    ID        OWNER        MEMORY  CPUS  GPUS  DISK     POWER  PROVISION STATE  MAINT  LEASE',
+        `gpu-01  ${NODE_ID.slice(0, 8)}  physics-lab  64 GiB  32    1     515 GB   off    available        no     -`,
+        `old-01  ${NODE_ID_2.slice(0, 8)}  legacy-team  8 GiB   4     0     2.14 TB  off    available        yes    -`,
+        '',
+      ].join('\n'),
+    );
+    expect(Math.max(...result.stdout.split('\n').map((l) => l.length))).toBeLessThanOrEqual(120);
+  });
+
+  it('--wide prints every column: the full id, resource class and architecture', async () => {
+    api.on('GET', '/v1/nodes', { status: 200, body: { nodes: [node, node2], next: null } });
+    const result = await cli('node', 'list', '--wide');
 
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(

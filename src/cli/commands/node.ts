@@ -27,20 +27,42 @@ function owner(n: Node): string | null {
   return n.owner_project?.name ?? n.owner;
 }
 
-function nodeTable(nodes: Node[]): string {
+/**
+ * The node table: 120 columns with names the demo uses (short id; power as on/off), everything with --wide (the
+ * full id, resource class and architecture) — 160 columns and more did not fit a terminal.
+ */
+function nodeTable(nodes: Node[], wide = false): string {
+  if (wide) {
+    return renderTable(
+      ['NAME', 'ID', 'OWNER', 'RESOURCE CLASS', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'ARCH', 'POWER', 'PROVISION STATE', 'MAINT', 'LEASE'],
+      nodes.map((n) => [
+        n.name,
+        n.id,
+        owner(n),
+        n.resource_class,
+        formatMemory(n.facts.memory),
+        formatCount(n.facts.cpus),
+        formatCount(n.facts.gpus),
+        formatDisk(n.facts.disk),
+        formatCount(n.facts.cpu_arch),
+        n.power_state,
+        n.provision_state,
+        maintColumn(n),
+        shortId(n.lease?.id),
+      ]),
+    );
+  }
   return renderTable(
-    ['NAME', 'ID', 'OWNER', 'RESOURCE CLASS', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'ARCH', 'POWER', 'PROVISION STATE', 'MAINT', 'LEASE'],
+    ['NAME', 'ID', 'OWNER', 'MEMORY', 'CPUS', 'GPUS', 'DISK', 'POWER', 'PROVISION STATE', 'MAINT', 'LEASE'],
     nodes.map((n) => [
       n.name,
-      n.id,
+      shortId(n.id),
       owner(n),
-      n.resource_class,
       formatMemory(n.facts.memory),
       formatCount(n.facts.cpus),
       formatCount(n.facts.gpus),
       formatDisk(n.facts.disk),
-      formatCount(n.facts.cpu_arch),
-      n.power_state,
+      n.power_state?.replace(/^power /, '') ?? null,
       n.provision_state,
       maintColumn(n),
       shortId(n.lease?.id),
@@ -97,6 +119,7 @@ type NodeListFlags = ListFlags & {
   powerState?: string;
   maintenance?: 'true' | 'false';
   where?: string;
+  wide?: boolean;
 };
 
 /** `leasehold node ...`: the hardware inventory as Leasehold sees it (synced from the hardware driver). */
@@ -114,6 +137,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .option('--power-state <state>', 'only nodes in this power state, e.g. "power on"')
     .addOption(new Option('--maintenance <bool>', 'only nodes in (true) or out of (false) maintenance').choices(['true', 'false']))
     .option('--where <expression>', 'only nodes matching a requirement expression, e.g. "gpus >= 2 and memory >= 256GiB"')
+    .option('--wide', 'every column: the full id, resource class and architecture')
     .addHelpText('after', '\nMEMORY is in GiB, DISK in decimal GB/TB (the units of `memory >= 48GiB`, `disk >= 1TB`).')
     .action(async (flags: NodeListFlags) => {
       const query = {
@@ -127,7 +151,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
       await printList<Node>(
         ctx,
         { path: '/v1/nodes', key: 'nodes', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        nodeTable,
+        (nodes) => nodeTable(nodes, flags.wide === true),
       );
     });
 
