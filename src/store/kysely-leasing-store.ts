@@ -189,9 +189,9 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null): Promise<Lease> {
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null, maxNodeHours: number | null = null): Promise<Lease> {
     if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
-    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes, maxNodeHours));
   }
 
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
@@ -255,6 +255,8 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(() =>
       this.db.transaction().execute(async (trx) => {
         await trx.updateTable('nodes').set({ quarantined_at: null, quarantine_reason: null }).where('id', '=', nodeId).execute();
+        // The next lessee's access begins now (usage accounting: the quarantined allocation held the node back).
+        await trx.updateTable('allocations').set({ freed_at: now }).where('node_id', '=', nodeId).where('state', '=', 'quarantined').where('freed_at', 'is', null).execute();
         await insertEvents(trx, events, now);
       }),
     );
