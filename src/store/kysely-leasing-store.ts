@@ -50,6 +50,8 @@ export class KyselyLeasingStore implements LeasingStore {
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
             created_by: offer.created_by,
             reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
+            price_per_node_hour: offer.price_per_node_hour ?? null,
+            currency: offer.currency ?? null,
             created_at: now,
           })
           .returning('id')
