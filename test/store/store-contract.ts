@@ -8,6 +8,7 @@ import { nodesContract } from './contract/nodes-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
+import { usageContract } from './contract/usage-contract.js';
 
 /**
  * The Store contract: what every engine must do, run by store.pglite.test.ts and store.postgres.test.ts.
@@ -23,5 +24,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
     lifecycleContract(openFreshStore);
+    usageContract(openFreshStore);
   });
 }
