@@ -218,3 +218,20 @@ export function nodeMsIn(month: Interval, held: readonly Interval[], ask?: { rea
 }
 
 export { hours as nodeHoursOf };
+
+/** The CSV of a report (the API's and the CLI's): one line per group and currency (a group without prices: one line, currency and charge empty). */
+export function usageCsv(by: UsageGroupBy, groups: readonly UsageGroup[]): string {
+  const lines = ['group_by,key,name,node_hours,node_seconds,allocations,currency,charge'];
+  for (const g of groups) {
+    const head = [by, g.key ?? '', g.name ?? '', String(g.node_hours), String(g.node_seconds), String(g.allocations)].map(csvField);
+    const charges = g.charges.length === 0 ? [{ currency: '', amount: '' }] : g.charges;
+    for (const ch of charges) lines.push([...head, csvField(ch.currency), csvField(ch.amount)].join(','));
+  }
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/** RFC 4180 quoting; a leading = + - @ is defused so a spreadsheet never runs a name as a formula. */
+function csvField(value: string): string {
+  const safe = /^[=+\-@]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}

@@ -158,3 +158,17 @@ export const event = {
   message: 'power on',
   details: { target: 'power on' },
 };
+
+/** A usage report (GET /v1/usage): two lessees of the owner's nodes, one of them charged in two currencies. */
+export const usage = {
+  from: '2030-01-01T00:00:00.000Z',
+  to: '2030-02-01T00:00:00.000Z',
+  as_of: '2030-01-20T00:00:00.000Z',
+  group_by: 'project',
+  groups: [
+    { key: PROJECT_ID, name: 'physics-lab', node_hours: 10, node_seconds: 36_000, allocations: 3, charges: [{ currency: 'EUR', amount: '12.50' }, { currency: 'USD', amount: '3.00' }] },
+    { key: OTHER_PROJECT_ID, name: 'chem-lab', node_hours: 1.5, node_seconds: 5_400, allocations: 1, charges: [] },
+  ],
+  total: { key: null, name: null, node_hours: 11.5, node_seconds: 41_400, allocations: 4, charges: [{ currency: 'EUR', amount: '12.50' }, { currency: 'USD', amount: '3.00' }] },
+  days: [],
+};
