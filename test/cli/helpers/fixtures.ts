@@ -10,7 +10,7 @@ export const project = {
   id: PROJECT_ID,
   name: 'physics-lab',
   description: 'Physics department',
-  quota: { max_nodes: null, max_lease_duration: 'P5D' },
+  quota: { max_nodes: null, max_lease_duration: 'P5D', max_node_hours: null },
   created_at: '2029-12-01T10:00:00.000Z',
   updated_at: '2029-12-02T10:00:00.000Z',
 };
@@ -97,6 +97,8 @@ export const offer = {
   created_at: '2029-12-31T00:00:00.000Z',
   withdrawn_at: null,
   reclaim_notice: null,
+  price_per_node_hour: null,
+  currency: null,
 };
 
 const allocation = (node_id: string, node_name: string, group: number) => ({
