@@ -98,6 +98,7 @@ describe('offer prices and what /v1/usage refuses', () => {
       ['group_by=lessee', 'group_by'],
       ['from=yesterday', 'from'],
       ['format=xml', 'format'],
+      ['from=9999-12-15T00:00:00Z', 'from'],
     ];
     for (const [query, field] of cases) {
       const res = await t.request('GET', `/v1/usage?${query}`, { token: budget.token });

@@ -3,6 +3,7 @@ import { formatDuration } from '../../domain/duration.js';
 import { InvalidRequestError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/identity.js';
 import { isAdmin } from '../../domain/policy.js';
+import { isAcceptedInstant } from '../../domain/time-bounds.js';
 import { MAX_USAGE_WINDOW_MS, USAGE_GROUPS, summarizeUsage, usageCsv, usagePerDay, type UsageGroupBy } from '../../domain/usage.js';
 import type { UsageFilter } from '../../store/usage-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
@@ -95,6 +96,12 @@ export function usageRoutes(deps: ApiDeps) {
     const fromDate = new Date(from);
     const to = q.to === undefined ? Date.UTC(fromDate.getUTCFullYear(), fromDate.getUTCMonth() + 1, 1) : Date.parse(q.to);
     if (to <= from) throw new InvalidRequestError('to must be after from', { details: { field: 'to' } });
+    if (!isAcceptedInstant(to)) {
+      // from=9999-12-15 and the default month would end in year 10000, which no timestamp column can be asked about.
+      throw new InvalidRequestError(`the window from ${fromDate.toISOString()} ends after 9999-12-31; give an earlier from or a to`, {
+        details: { field: q.to === undefined ? 'from' : 'to' },
+      });
+    }
     if (to - from > MAX_USAGE_WINDOW_MS) {
       throw new InvalidRequestError(`the window from ${fromDate.toISOString()} to ${new Date(to).toISOString()} is longer than 366 days; ask for less`, {
         details: { field: 'to', max_window: formatDuration(MAX_USAGE_WINDOW_MS) },
