@@ -27,6 +27,11 @@ export interface AllocationUse {
   readonly freed_before: number | null;
   /** An earlier allocation on the node is still unfinished (its cleaning runs, or its node is quarantined). */
   readonly blocked_by_previous: boolean;
+  /**
+   * When the engine dropped the allocation (state `cancelled` while it held its node: the node vanished from
+   * Ironic, or could not be handed over at all): access ended there. Null otherwise.
+   */
+  readonly dropped_at?: number | null;
 }
 
 /**
@@ -36,7 +41,7 @@ export interface AllocationUse {
 export function actualUse(a: AllocationUse, now: number): Interval | null {
   if (a.blocked_by_previous) return null;
   const start = Math.max(a.period_start, a.freed_before ?? -Infinity);
-  const end = Math.min(a.period_end, now);
+  const end = Math.min(a.period_end, now, a.dropped_at ?? Infinity);
   return start < end ? { start, end } : null;
 }
 

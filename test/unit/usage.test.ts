@@ -37,6 +37,12 @@ describe('actual use of an allocation', () => {
     expect(actualUse({ ...base, freed_before: T('2030-01-01T06:00:00Z') }, T('2030-01-02T00:00:00Z'))).toBeNull();
   });
 
+  it('ends when the engine dropped it (its node vanished), if that was before its end', () => {
+    const dropped = T('2030-01-01T03:00:00Z');
+    expect(actualUse({ ...base, dropped_at: dropped }, T('2030-01-02T00:00:00Z'))).toEqual({ start: base.period_start, end: dropped });
+    expect(actualUse({ ...base, dropped_at: T('2030-01-01T00:00:00Z') }, T('2030-01-02T00:00:00Z'))).toBeNull();
+  });
+
   it('ends at now while it runs, and is none before it starts', () => {
     expect(actualUse(base, T('2030-01-01T02:00:00Z'))).toEqual({ start: base.period_start, end: T('2030-01-01T02:00:00Z') });
     expect(actualUse(base, T('2030-01-01T00:30:00Z'))).toBeNull();

@@ -19,12 +19,14 @@ interface Row {
   period_end: Date;
   freed_before: Date | null;
   blocked_by_previous: boolean;
+  dropped_at: Date | null;
 }
 
 /**
  * The allocations that may have had use in [from, to) as of `now`, each with what access waited for: the earlier
  * allocations on its node that held it (the same ones `handedOver` looks at) — the latest instant one of them let
- * the node go, and whether one still holds it back. Cancelled allocations never served (no access ever).
+ * the node go, and whether one still holds it back. An allocation that stopped holding its node (cancelled before
+ * its start) never served; one the engine dropped while holding it served until it was dropped.
  */
 export async function usageSpans(db: Kysely<Database>, filter: UsageFilter, now: Date): Promise<UsageSpan[]> {
   const to = filter.to.getTime() < now.getTime() ? filter.to : now;
@@ -33,7 +35,8 @@ export async function usageSpans(db: Kysely<Database>, filter: UsageFilter, now:
     select a.id as allocation_id, u.node_id, u.node_name, u.lessee_project_id as project_id, lp.name as project_name,
            u.owner_project_id, op.name as owner_name, u.resource_class, u.price_per_node_hour::text as price_per_node_hour,
            u.currency, lower(a.period) as period_start, upper(a.period) as period_end,
-           g.freed_before, coalesce(g.blocked, false) as blocked_by_previous
+           g.freed_before, coalesce(g.blocked, false) as blocked_by_previous,
+           case when a.state = 'cancelled' then coalesce(a.freed_at, a.updated_at) end as dropped_at
       from allocations a
       join usage_records u on u.allocation_id = a.id
       left join projects lp on lp.id = u.lessee_project_id
@@ -43,7 +46,7 @@ export async function usageSpans(db: Kysely<Database>, filter: UsageFilter, now:
           from allocations prev
          where prev.node_id = a.node_id and prev.holds and lower(prev.period) < lower(a.period)
       ) g on true
-     where a.state <> 'cancelled'
+     where a.holds
        and a.period && ${tstzRange(filter.from, to)}
        ${filter.lessee_project_id !== undefined ? sql`and u.lessee_project_id = ${filter.lessee_project_id}` : sql``}
        ${filter.owner_project_id !== undefined ? sql`and u.owner_project_id = ${filter.owner_project_id}` : sql``}
@@ -56,11 +59,12 @@ export async function usageSpans(db: Kysely<Database>, filter: UsageFilter, now:
         period_end: new Date(r.period_end).getTime(),
         freed_before: r.freed_before === null ? null : new Date(r.freed_before).getTime(),
         blocked_by_previous: r.blocked_by_previous,
+        dropped_at: r.dropped_at === null ? null : new Date(r.dropped_at).getTime(),
       },
       now.getTime(),
     );
     if (use === null) continue;
-    const { period_start: _s, period_end: _e, freed_before: _f, blocked_by_previous: _b, ...rest } = r;
+    const { period_start: _s, period_end: _e, freed_before: _f, blocked_by_previous: _b, dropped_at: _d, ...rest } = r;
     spans.push({ ...rest, start: use.start, end: use.end });
   }
   return spans;

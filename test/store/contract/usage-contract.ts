@@ -102,6 +102,13 @@ export function usageContract(open: OpenFreshStore): void {
       ]);
     });
 
+    it('an allocation the engine dropped while it held its node (the node vanished) counts until it was dropped', async () => {
+      const { store, lease, all } = await setup();
+      const l = await lease(0, 4, ['n1']);
+      await store.tasks.updateAllocation(l.allocations[0]!.id, { state: 'cancelled', last_error: 'node n1 no longer exists in Ironic' }, at(90 * 60_000));
+      expect((await store.usage.spans(all, at(10 * HOUR))).map((s) => [s.start, s.end])).toEqual([[at(0).getTime(), at(90 * 60_000).getTime()]]);
+    });
+
     it('filters by lessee and by owner, and reads only allocations overlapping the window', async () => {
       const { store, owners, lessee, other, lease, all } = await setup();
       await lease(0, 2, ['n1']);
