@@ -120,7 +120,11 @@ function amountOf(unitMs: bigint): string {
   return `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
 }
 
-const hours = (ms: number) => Math.round((ms / HOUR_MS) * 1e6) / 1e6;
+/** Node-ms as node-hours, to 6 decimals (a millisecond is 2.8e-7 h: exact figures are `node_seconds`). */
+export function nodeHoursOf(ms: number): number {
+  return Math.round((ms / HOUR_MS) * 1e6) / 1e6;
+}
+const hours = nodeHoursOf;
 
 interface Acc {
   key: string | null;
@@ -222,7 +226,6 @@ export function nodeMsIn(month: Interval, held: readonly Interval[], ask?: { rea
   return ms;
 }
 
-export { hours as nodeHoursOf };
 
 /** The CSV of a report (the API's and the CLI's): one line per group and currency (a group without prices: one line, currency and charge empty). */
 export function usageCsv(by: UsageGroupBy, groups: readonly UsageGroup[]): string {
