@@ -13,6 +13,7 @@ import { gatewayApp } from '../gateway/gateway-app.js';
 import { ironicErrorFor } from '../gateway/ironic-shapes.js';
 import { allocationRoutes } from './routes/allocations.js';
 import { availabilityRoutes } from './routes/availability.js';
+import { usageRoutes } from './routes/usage.js';
 import { reclaimRoutes } from './routes/reclaim.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
@@ -107,6 +108,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', allocationRoutes(deps));
   app.route('/', reclaimRoutes(deps));
   app.route('/', availabilityRoutes(deps));
+  app.route('/', usageRoutes(deps));
   app.route('/', eventRoutes(deps));
 
   app.doc31('/openapi.json', {

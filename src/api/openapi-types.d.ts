@@ -658,6 +658,8 @@ export interface paths {
                         description?: string;
                         quota?: {
                             max_nodes?: number | null;
+                            /** @description Node-hours booked per calendar month (UTC), checked at create and extend; null removes the limit. */
+                            max_node_hours?: number | null;
                             /**
                              * @description ISO 8601 ("P5D") or short ("5d"), at most P3653D (10 years); null removes the limit.
                              * @example P5D
@@ -2983,6 +2985,16 @@ export interface paths {
                          * @example P5D
                          */
                         reclaim_notice?: string;
+                        /**
+                         * @description Price per node-hour (a decimal string, at most 4 decimals); needs `currency`.
+                         * @example 2.50
+                         */
+                        price_per_node_hour?: string;
+                        /**
+                         * @description ISO 4217 currency code of `price_per_node_hour`.
+                         * @example EUR
+                         */
+                        currency?: string;
                         /** @description Project ids or names (at most 1000); default: every project. */
                         allowed_projects?: string[];
                     };
@@ -4120,6 +4132,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Node-hours of actual use over [from, to), grouped
+         * @description Actual use: from the instant a lessee got access to a node (its allocation's start, or later when the previous lease's cleaning overran) to the instant access ended (the end as cut by an early end, a return, a replacement or a reclaim; an extension moves it), clipped to the window and to now. A project sees its own use, and with `owner=<its project>` the use of its nodes; the operator sees everything. At most 366 days. `Accept: text/csv` or `format=csv` answers CSV (one line per group and currency).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Default: the start of the current calendar month (UTC). */
+                    from?: string;
+                    /** @description After from, at most 366 days later. Default: the start of the month after from. */
+                    to?: string;
+                    /** @description Default: project. */
+                    group_by?: "project" | "owner" | "resource_class" | "node";
+                    /** @description Only this lessee project (the operator; a project may name only itself, or any lessee with owner=itself). */
+                    project?: string;
+                    /** @description Only use of the nodes this project owned when they were leased (a project may name only itself). */
+                    owner?: string;
+                    format?: "json" | "csv";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Usage */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Usage"];
+                        "text/csv": string;
+                    };
+                };
+                /** @description Invalid request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -4279,6 +4370,8 @@ export interface components {
              * @example P5D
              */
             max_lease_duration: string | null;
+            /** @description Node-hours the project may book per calendar month (UTC); null = no limit. */
+            max_node_hours: number | null;
         };
         User: {
             /** @description A user's id: a uuid under local identity, Keystone's user id under Keystone. */
@@ -4502,6 +4595,16 @@ export interface components {
             /** @description The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends. */
             reclaim_notice: string | null;
             allowed_projects: string[] | null;
+            /**
+             * @description Price per node-hour in `currency`; usage reports charges from it. Null: no price.
+             * @example 2.5
+             */
+            price_per_node_hour: string | null;
+            /**
+             * @description ISO 4217 code of the price, e.g. EUR.
+             * @example EUR
+             */
+            currency: string | null;
             /** @enum {string} */
             status: "scheduled" | "active" | "expired" | "withdrawn";
             free_windows: {
@@ -4675,6 +4778,56 @@ export interface components {
                     name: string;
                 };
             };
+        };
+        Usage: {
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            to: string;
+            /**
+             * Format: date-time
+             * @description The server's clock: use after it has not happened yet.
+             * @example 2030-01-01T00:00:00.000Z
+             */
+            as_of: string;
+            /** @enum {string} */
+            group_by: "project" | "owner" | "resource_class" | "node";
+            /** @description Most used first. */
+            groups: components["schemas"]["UsageGroup"][];
+            total: components["schemas"]["UsageGroup"];
+            /** @description Every UTC day of the window with its node-hours per group key ('' for none): the chart. */
+            days: {
+                /** @example 2030-01-31 */
+                date: string;
+                node_hours: {
+                    [key: string]: number;
+                };
+            }[];
+        };
+        UsageGroup: {
+            /** @description The project id, owner project id, resource class or node id; null: none (an unowned node, no class). */
+            key: string | null;
+            name: string | null;
+            /** @description Node-hours of actual use inside the window (6 decimals). */
+            node_hours: number;
+            /** @description The same in seconds, exact to the millisecond. */
+            node_seconds: number;
+            /** @description Allocations (one node of one lease) with use inside the window. */
+            allocations: number;
+            /** @description Per currency, from the price of the offer each allocation was booked under; never summed across currencies. */
+            charges: components["schemas"]["UsageCharge"][];
+        };
+        UsageCharge: {
+            /** @example EUR */
+            currency: string;
+            /** @example 12.50 */
+            amount: string;
         };
         Event: {
             seq: string;

@@ -87,6 +87,11 @@ export const QuotaSchema = z
       .string()
       .nullable()
       .openapi({ description: 'Longest lease (ISO 8601); null = no limit.', example: 'P5D' }),
+    max_node_hours: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Node-hours the project may book per calendar month (UTC); null = no limit.' }),
   })
   .openapi('Quota');
 

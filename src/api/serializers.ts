@@ -17,6 +17,7 @@ export function projectJson(p: Project) {
       max_nodes: p.quota.max_nodes ?? null,
       max_lease_duration:
         p.quota.max_lease_duration_ms == null ? null : formatDuration(p.quota.max_lease_duration_ms),
+      max_node_hours: p.quota.max_node_hours ?? null,
     },
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
@@ -83,6 +84,8 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
     max_lease_duration: o.max_lease_ms === null ? null : formatDuration(o.max_lease_ms),
     min_lease_duration: o.min_lease_ms === null ? null : formatDuration(o.min_lease_ms),
     reclaim_notice: o.reclaim_notice_ms === null ? null : formatDuration(o.reclaim_notice_ms),
+    price_per_node_hour: o.price_per_node_hour ?? null,
+    currency: o.currency ?? null,
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({

@@ -23,6 +23,7 @@ export type Offer = Schemas['Offer'];
 export type Lease = Schemas['Lease'];
 export type Quote = Schemas['Quote'];
 export type AuditEvent = Schemas['Event'];
+export type Usage = Schemas['Usage'];
 export type Network = Schemas['Network'];
 export type NodeNetworks = Schemas['NodeNetworks'];
 export type Nic = Schemas['Nic'];

@@ -34,6 +34,12 @@ export function parseCountOrNone(text: string): number | typeof UNLIMITED {
   return integer(text, 0, 1_000_000, 'The count');
 }
 
+/** `--max-node-hours 5000` or `none`: node-hours per calendar month (the API's bound: a million nodes all month). */
+export function parseNodeHoursOrNone(text: string): number | typeof UNLIMITED {
+  if (text.trim().toLowerCase() === 'none') return UNLIMITED;
+  return integer(text, 0, 744_000_000, 'The node-hours');
+}
+
 /** `--max-lease-duration 5d|P5D|none`: checked here so a typo never reaches the server; ISO 8601 or UNLIMITED. */
 export function parseDurationOrNone(text: string): string {
   if (text.trim().toLowerCase() === 'none') return UNLIMITED;

@@ -11,6 +11,7 @@ import { registerOfferCommands } from './commands/offer.js';
 import { registerProjectCommands } from './commands/project.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerTokenCommands } from './commands/token.js';
+import { registerUsageCommand } from './commands/usage.js';
 import { registerUserCommands } from './commands/user.js';
 import { DEFAULT_URL } from './config.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
@@ -96,6 +97,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
   registerLeaseCommands(program, ctx);
   registerLeaseNodeCommands(program, ctx);
   registerEventCommands(program, ctx);
+  registerUsageCommand(program, ctx);
   return program;
 }
 

@@ -17,6 +17,8 @@ export interface ProjectQuota {
   readonly max_nodes?: number | null;
   /** Longest lease, in milliseconds. */
   readonly max_lease_duration_ms?: number | null;
+  /** Node-hours booked per calendar month (UTC). */
+  readonly max_node_hours?: number | null;
 }
 
 export interface Project {

@@ -63,6 +63,9 @@ export interface Offer {
   readonly withdrawn_at: Date | null;
   /** The owner may take the node back before a lease ends, with this much notice (ms); null: never. */
   readonly reclaim_notice_ms: number | null;
+  /** The owner's price per node-hour (a decimal string) in `currency` (ISO 4217), or neither (migration 0014). */
+  readonly price_per_node_hour?: string | null;
+  readonly currency?: string | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */

@@ -8,7 +8,7 @@ import { offerAllows, type Lease, type Offer } from '../domain/leasing.js';
 import { assessNode, mayServe, type AssessContext, type Held } from '../domain/scheduling/assess.js';
 import { extensionRefusal, latestEnd } from '../domain/scheduling/extension.js';
 import { explain, planWindow, type GroupSpec } from '../domain/scheduling/plan.js';
-import { checkQuota } from '../domain/scheduling/quota.js';
+import { checkQuota, quotaSpan } from '../domain/scheduling/quota.js';
 import type { Hold } from '../store/leasing-store.js';
 import type { Store } from '../store/store.js';
 import { searchEarliestStart } from './earliest-start-search.js';
@@ -78,7 +78,7 @@ export class LeasePlanner {
     const requested = (ask.nodes?.length ?? 0) + (ask.groups ?? []).reduce((sum, g) => sum + g.count, 0);
     // The same rule as create's final check in the store, so a quote never says yes where create says no.
     const [held] = await Promise.all([
-      project.quota.max_nodes == null ? [] : this.store.leasing.heldWindows(project.id, new Date(start), new Date(end)),
+      this.heldFor(project, { start, end }),
       this.index.refresh(),
     ]);
     checkQuota(project.quota, { projectName: project.name, window: { start, end }, nodes: requested, held });
@@ -147,10 +147,16 @@ export class LeasePlanner {
    * Checks that `lease` may run until `end` on the same nodes: the quota, every node's offer policy for the longer
    * window, its health, and that the extra time is free (the exclusion constraint re-checks that on write).
    */
+  /** What the project already holds, as far as its quota needs it (quotaSpan), other than `exceptLeaseId`'s. */
+  private async heldFor(project: Project, window: { readonly start: number; readonly end: number }, exceptLeaseId?: string) {
+    const span = quotaSpan(project.quota, window);
+    return span === null ? [] : this.store.leasing.heldWindows(project.id, new Date(span.start), new Date(span.end), exceptLeaseId);
+  }
+
   async checkExtension(project: Project, lease: Lease, end: Date): Promise<void> {
     const window = { start: lease.start.getTime(), end: end.getTime() };
     const ids = lease.allocations.filter((a) => a.state !== 'cancelled').map((a) => a.node_id);
-    const held = project.quota.max_nodes == null ? [] : await this.store.leasing.heldWindows(project.id, lease.start, end, lease.id);
+    const held = await this.heldFor(project, window, lease.id);
     checkQuota(project.quota, { projectName: project.name, window, nodes: ids.length, held });
     const found = await Promise.all(ids.map((id) => this.store.getNode(id, { kind: 'all' })));
     const nodes = found.filter((n): n is NodeView => n !== null);

@@ -102,6 +102,7 @@ export class LeaseService {
             alternatives: plan.alternatives,
             cleaning_gap_ms: this.cleaningGapMs,
             max_nodes: project.quota.max_nodes ?? null,
+            max_node_hours: project.quota.max_node_hours ?? null,
             replace_policy: meta.replace,
           },
           [{ type: 'lease.created', ...this.by(meta.actor), project_id: project.id, message: `${plan.allocations.length} nodes` }],
@@ -137,6 +138,7 @@ export class LeaseService {
       [event],
       this.clock.now(),
       extending ? (project.quota.max_nodes ?? null) : null,
+      extending ? (project.quota.max_node_hours ?? null) : null,
     );
     this.engine?.wake();
     return updated;

@@ -118,6 +118,9 @@ export interface OffersTable {
   created_at: Timestamp;
   withdrawn_at: NullableTimestamp;
   reclaim_notice_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  /** numeric(14, 4): pg answers a decimal string. Migration 0014. */
+  price_per_node_hour: ColumnType<string | null, string | null | undefined, string | null>;
+  currency: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LeasesTable {
@@ -169,6 +172,24 @@ export interface AllocationsTable {
   replaces: Generated<string | null>;
   failure: Generated<string | null>;
   failure_kind: Generated<string | null>;
+  /** When it stopped holding its node back from the next lessee (migration 0014). */
+  freed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** What an allocation was when it was written: node, owner, class, facts, price (migration 0014, a trigger). */
+export interface UsageRecordsTable {
+  allocation_id: string;
+  lease_id: string;
+  node_id: string;
+  node_name: string | null;
+  lessee_project_id: string;
+  owner_project_id: string | null;
+  resource_class: string | null;
+  facts: Json<Record<string, unknown>>;
+  offer_id: string | null;
+  price_per_node_hour: string | null;
+  currency: string | null;
+  recorded_at: Timestamp;
 }
 
 export interface LeaseTasksTable {
@@ -223,6 +244,7 @@ export interface Database {
   offers: OffersTable;
   leases: LeasesTable;
   allocations: AllocationsTable;
+  usage_records: UsageRecordsTable;
   lease_tasks: LeaseTasksTable;
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -50,6 +50,8 @@ export class KyselyLeasingStore implements LeasingStore {
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
             created_by: offer.created_by,
             reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
+            price_per_node_hour: offer.price_per_node_hour ?? null,
+            currency: offer.currency ?? null,
             created_at: now,
           })
           .returning('id')
@@ -189,9 +191,9 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null): Promise<Lease> {
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null, maxNodeHours: number | null = null): Promise<Lease> {
     if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
-    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes, maxNodeHours));
   }
 
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {
@@ -255,6 +257,8 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(() =>
       this.db.transaction().execute(async (trx) => {
         await trx.updateTable('nodes').set({ quarantined_at: null, quarantine_reason: null }).where('id', '=', nodeId).execute();
+        // The next lessee's access begins now (usage accounting: the quarantined allocation held the node back).
+        await trx.updateTable('allocations').set({ freed_at: now }).where('node_id', '=', nodeId).where('state', '=', 'quarantined').where('freed_at', 'is', null).execute();
         await insertEvents(trx, events, now);
       }),
     );

@@ -13,6 +13,8 @@ import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyLifecycleStore } from './kysely-lifecycle-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import { KyselyUsageStore } from './kysely-usage-store.js';
+import type { UsageStore } from './usage-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
@@ -60,6 +62,7 @@ export class KyselyStore implements Store {
   readonly networks: NetworkStore;
   readonly lifecycle: LifecycleStore;
   readonly stats: StatsStore;
+  readonly usage: UsageStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -79,6 +82,7 @@ export class KyselyStore implements Store {
       nodesByState: () => guarded(() => nodeStateCounts(db)),
       pool,
     };
+    this.usage = new KyselyUsageStore(db);
   }
 
   ping(): Promise<void> {

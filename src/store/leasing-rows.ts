@@ -21,6 +21,8 @@ export function selectOffers(db: Kysely<Database>) {
       'o.created_at',
       'o.withdrawn_at',
       'o.reclaim_notice_ms',
+      'o.currency',
+      sql<string | null>`o.price_per_node_hour::text`.as('price_per_node_hour'),
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -41,6 +43,9 @@ export function toOffer(row: OfferRow): Offer {
     created_at: row.created_at,
     withdrawn_at: row.withdrawn_at,
     reclaim_notice_ms: toMs(row.reclaim_notice_ms),
+    // numeric(14, 4) answers "2.5000": shown as the owner wrote it, less the padding.
+    price_per_node_hour: row.price_per_node_hour === null ? null : row.price_per_node_hour.replace(/\.?0+$/, ''),
+    currency: row.currency,
   };
 }
 

@@ -17,7 +17,7 @@ export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
 > &
-  Partial<Pick<Offer, 'reclaim_notice_ms'>>;
+  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
@@ -86,6 +86,8 @@ export interface NewLease {
   readonly cleaning_gap_ms: number;
   /** Checked inside the transaction, under a per-project lock: nodes held at a time (domain/scheduling/quota.ts). */
   readonly max_nodes: number | null;
+  /** Checked with it: node-hours booked per calendar month (migration 0014). */
+  readonly max_node_hours?: number | null;
   /** What to do when one of its nodes fails (default auto). */
   readonly replace_policy?: ReplacePolicy;
 }
@@ -146,7 +148,7 @@ export interface LeasingStore {
    * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease;
    * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time.
    */
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null): Promise<Lease>;
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null, maxNodeHours?: number | null): Promise<Lease>;
   /**
    * The windows of the allocations `projectId` holds overlapping [from, to), except one lease's: what the node
    * quota counts (domain/scheduling/quota.ts).

@@ -6,6 +6,7 @@ import type { EngineStore } from './engine-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import type { UsageStore } from './usage-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 import type { StatsStore } from './stats-store.js';
@@ -106,6 +107,8 @@ export interface Store {
   readonly lifecycle: LifecycleStore;
   /** Counts for the metrics: leases, allocations and nodes by state, the connections in use (stats-store.ts). */
   readonly stats: StatsStore;
+  /** Usage accounting: actual use per allocation (issue 17). */
+  readonly usage: UsageStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -20,7 +20,7 @@ describe('identity', () => {
     expect(project.body).toMatchObject({
       name: 'astro',
       description: 'Astronomy',
-      quota: { max_nodes: null, max_lease_duration: null },
+      quota: { max_nodes: null, max_lease_duration: null, max_node_hours: null },
     });
     expect(project.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -151,9 +151,9 @@ describe('identity', () => {
       body: { quota: { max_nodes: 4, max_lease_duration: '5d' } },
     });
     expect(first.status).toBe(200);
-    expect(first.body.quota).toEqual({ max_nodes: 4, max_lease_duration: 'P5D' });
+    expect(first.body.quota).toEqual({ max_nodes: 4, max_lease_duration: 'P5D', max_node_hours: null });
     const second = await t.request('PATCH', `/v1/projects/${mgr.projectId}`, { body: { quota: { max_nodes: null } } });
-    expect(second.body.quota).toEqual({ max_nodes: null, max_lease_duration: 'P5D' });
+    expect(second.body.quota).toEqual({ max_nodes: null, max_lease_duration: 'P5D', max_node_hours: null });
   });
 
   it('pages through projects with a next link that keeps the filters', async () => {

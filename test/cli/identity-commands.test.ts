@@ -26,14 +26,15 @@ describe('leasehold project', () => {
     expect(request.headers['content-type']).toBe('application/json');
     expect(result.stdout).toBe(
       [
-        'FIELD               VALUE',
-        `id                  ${PROJECT_ID}`,
-        'name                physics-lab',
-        'description         Physics department',
-        'max nodes           unlimited',
-        'max lease duration  P5D',
-        'created at          2029-12-01T10:00:00.000Z',
-        'updated at          2029-12-02T10:00:00.000Z',
+        'FIELD                 VALUE',
+        `id                    ${PROJECT_ID}`,
+        'name                  physics-lab',
+        'description           Physics department',
+        'max nodes             unlimited',
+        'max lease duration    P5D',
+        'max node-hours/month  unlimited',
+        'created at            2029-12-01T10:00:00.000Z',
+        'updated at            2029-12-02T10:00:00.000Z',
         '',
       ].join('\n'),
     );
@@ -83,7 +84,7 @@ describe('leasehold project', () => {
 
     const nothing = await cli('project', 'set', 'physics-lab');
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes or --max-lease-duration\n');
+    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes, --max-lease-duration or --max-node-hours\n');
     expect(api.requests).toHaveLength(0);
   });
 });

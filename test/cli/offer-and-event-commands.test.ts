@@ -53,6 +53,7 @@ describe('leasehold offer create', () => {
         'min lease         none',
         'allowed projects  any',
         'reclaim notice    none (never before a lease ends)',
+        'price             none',
         'free              now → open',
         'created at        2029-12-31T00:00:00.000Z',
         'withdrawn at      -',

@@ -9,6 +9,7 @@ import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { statsContract } from './contract/stats-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
+import { usageContract } from './contract/usage-contract.js';
 
 /**
  * The Store contract: what every engine must do, run by store.pglite.test.ts and store.postgres.test.ts.
@@ -25,5 +26,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     planningContract(openFreshStore);
     lifecycleContract(openFreshStore);
     statsContract(openFreshStore);
+    usageContract(openFreshStore);
   });
 }

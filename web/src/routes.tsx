@@ -10,6 +10,7 @@ import { NodeDetailPage } from './pages/node-detail-page';
 import { NodesPage } from './pages/nodes-page';
 import { OffersPage } from './pages/offers-page';
 import { TimelinePage } from './pages/timeline-page';
+import { UsagePage } from './pages/usage-page';
 
 /**
  * Every page of the UI, in navigation order. To add one: write web/src/pages/<name>-page.tsx, add an entry here
@@ -25,6 +26,7 @@ export const ROUTES: readonly AppRoute[] = [
   { path: '/leases/:id', page: LeaseDetailPage, audience: audiences.everyone },
   { path: '/offers', page: OffersPage, audience: audiences.owners, nav: 'Offers' },
   { path: '/my-nodes', page: MyNodesPage, audience: audiences.owners, nav: "My nodes' leases" },
+  { path: '/usage', page: UsagePage, audience: audiences.everyone, nav: 'Usage' },
   { path: '/admin/projects', page: AdminProjectsPage, audience: audiences.admins, nav: 'Projects' },
   { path: '/admin/users', page: AdminUsersPage, audience: audiences.userAdmins, nav: 'Users & tokens' },
   { path: '/admin/events', page: AdminEventsPage, audience: audiences.admins, nav: 'Events' },

@@ -35,12 +35,24 @@ export const OfferSchema = z
     min_lease_duration: z.string().nullable(),
     reclaim_notice: z.string().nullable().openapi({ description: 'The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends.' }),
     allowed_projects: z.array(z.string()).nullable(),
+    price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
+    currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
     status: z.enum(STATUSES),
     free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })),
     created_at: z.string(),
     withdrawn_at: z.string().nullable(),
   })
   .openapi('Offer');
+
+/** A decimal with at most 4 places (numeric(14, 4)), as a string so nothing is lost to binary floating point. */
+const PriceInput = z
+  .string()
+  .regex(/^\d{1,10}(\.\d{1,4})?$/, 'a decimal number with at most 4 decimals, e.g. "2.50"')
+  .openapi({ description: 'Price per node-hour (a decimal string, at most 4 decimals); needs `currency`.', example: '2.50' });
+const CurrencyInput = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'an ISO 4217 code: three capital letters, e.g. EUR')
+  .openapi({ description: 'ISO 4217 currency code of `price_per_node_hour`.', example: 'EUR' });
 
 const createOffer = createRoute({
   method: 'post',
@@ -61,6 +73,8 @@ const createOffer = createRoute({
               'Lets the owner take the node back from a lease booked under this offer with this much notice ("P1D"): the lease gets a ' +
               'substitute where one is free, or the node leaves it. Without it, a lease keeps the node to its end.',
           }),
+          price_per_node_hour: PriceInput.optional(),
+          currency: CurrencyInput.optional(),
           allowed_projects: z
             .array(IdOrName)
             .max(MAX_ALLOWED_PROJECTS)
@@ -181,9 +195,13 @@ export function offerRoutes(deps: ApiDeps) {
       throw new InvalidRequestError('min_lease_duration is longer than max_lease_duration', { details: { field: 'min_lease_duration' } });
     }
     const reclaim = body.reclaim_notice === undefined ? null : parseDuration(body.reclaim_notice, 'reclaim_notice');
+    if ((body.price_per_node_hour === undefined) !== (body.currency === undefined)) {
+      const field = body.currency === undefined ? 'currency' : 'price_per_node_hour';
+      throw new InvalidRequestError('price_per_node_hour and currency go together', { details: { field } });
+    }
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim },
+      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim, price_per_node_hour: body.price_per_node_hour ?? null, currency: body.currency ?? null },
       [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
       now,
     );

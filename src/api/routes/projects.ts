@@ -25,6 +25,14 @@ const Description = safeText().optional();
 const QuotaPatch = z
   .object({
     max_nodes: z.number().int().min(0).max(MAX_QUOTA_NODES).nullable().optional(),
+    max_node_hours: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_QUOTA_NODES * 744)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Node-hours booked per calendar month (UTC), checked at create and extend; null removes the limit.' }),
     max_lease_duration: DurationInput.nullable()
       .optional()
       .openapi({ description: 'ISO 8601 ("P5D") or short ("5d"), at most P3653D (10 years); null removes the limit.' }),
@@ -153,6 +161,7 @@ export function projectRoutes(deps: ApiDeps) {
 function mergeQuota(project: Project, patch: z.infer<typeof QuotaPatch>): Project['quota'] {
   return {
     max_nodes: patch.max_nodes === undefined ? (project.quota.max_nodes ?? null) : patch.max_nodes,
+    max_node_hours: patch.max_node_hours === undefined ? (project.quota.max_node_hours ?? null) : patch.max_node_hours,
     max_lease_duration_ms:
       patch.max_lease_duration === undefined
         ? (project.quota.max_lease_duration_ms ?? null)

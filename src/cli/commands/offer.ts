@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { OFFER_STATUSES, type Offer } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -9,6 +9,19 @@ import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
 import { parseDuration } from '../../domain/duration.js';
 import { listOptions, type ListFlags } from './list-options.js';
+
+/** `--price 2.50`: a decimal with at most 4 places, sent as written (a string: no binary rounding). */
+function parsePrice(text: string): string {
+  if (!/^\d{1,10}(\.\d{1,4})?$/.test(text.trim())) throw new InvalidArgumentError('a price is a decimal number with at most 4 decimals, e.g. 2.50');
+  return text.trim();
+}
+
+/** `--currency eur` → EUR (ISO 4217 codes are three letters). */
+function parseCurrency(text: string): string {
+  const code = text.trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(code)) throw new InvalidArgumentError('a currency is an ISO 4217 code of three letters, e.g. EUR');
+  return code;
+}
 
 const offerPath = (id: string) => `/v1/offers/${encodeURIComponent(id)}`;
 
@@ -51,6 +64,7 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ['min lease', o.min_lease_duration ?? 'none'],
     ['allowed projects', allowed(o, names)],
     ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
+    ['price', o.price_per_node_hour === null || o.price_per_node_hour === undefined ? 'none' : `${o.price_per_node_hour} ${o.currency} per node-hour`],
     ['free', o.free_windows.length === 0 ? 'none' : o.free_windows.map((w) => formatWindow(w, now)).join('\n')],
     ['created at', o.created_at],
     ['withdrawn at', o.withdrawn_at],
@@ -68,6 +82,8 @@ type OfferCreateFlags = {
   minLease?: string;
   allow?: string[];
   reclaimNotice?: string;
+  price?: string;
+  currency?: string;
 };
 
 type OfferListFlags = ListFlags & {
@@ -102,9 +118,11 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     .addOption(
       new Option('--reclaim-notice <duration>', 'you may take the node back from a lease with this much notice (`node reclaim`), e.g. 1d').argParser(parseIsoDuration),
     )
+    .addOption(new Option('--price <amount>', 'price per node-hour, e.g. 2.50 (needs --currency); usage reports charges from it').argParser(parsePrice))
+    .addOption(new Option('--currency <code>', 'ISO 4217 code of --price, e.g. EUR').argParser(parseCurrency))
     .addHelpText(
       'after',
-      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
     )
     .action(async (node: string, flags: OfferCreateFlags) => {
       if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {
@@ -117,6 +135,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       ) {
         throw new UsageError('--min-lease must not be longer than --max-lease');
       }
+      if ((flags.price === undefined) !== (flags.currency === undefined)) throw new UsageError('--price and --currency go together');
       const client = await ctx.client();
       const created = await client.post<Offer>('/v1/offers', {
         node_id: node,
@@ -126,6 +145,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         min_lease_duration: flags.minLease,
         allowed_projects: flags.allow,
         reclaim_notice: flags.reclaimNotice,
+        price_per_node_hour: flags.price,
+        currency: flags.currency,
       });
       if (ctx.json) return ctx.print(created, () => '');
       const names = await projectNames(ctx, projectIds([created]));

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { formatLimit } from '../format.js';
 import { renderFields, renderTable } from '../output.js';
 import { printList } from '../paging.js';
-import { parseCountOrNone, parseDurationOrNone, UNLIMITED } from '../parsers.js';
+import { parseCountOrNone, parseDurationOrNone, parseNodeHoursOrNone, UNLIMITED } from '../parsers.js';
 import { listOptions, type ListFlags } from './list-options.js';
 
 export const projectPath = (idOrName: string) => `/v1/projects/${encodeURIComponent(idOrName)}`;
@@ -17,6 +17,7 @@ export function projectFields(p: Project): string {
     ['description', p.description],
     ['max nodes', formatLimit(p.quota.max_nodes)],
     ['max lease duration', formatLimit(p.quota.max_lease_duration)],
+    ['max node-hours/month', formatLimit(p.quota.max_node_hours)],
     ['created at', p.created_at],
     ['updated at', p.updated_at],
   ]);
@@ -85,22 +86,28 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
         'longest lease the project may take, e.g. 5d, 12h, P5D; "none" removes the limit',
       ).argParser(parseDurationOrNone),
     )
-    .addHelpText('after', '\nExample:\n  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d')
+    .addOption(
+      new Option('--max-node-hours <n|none>', 'node-hours the project may book per calendar month (UTC); "none" removes the limit').argParser(
+        parseNodeHoursOrNone,
+      ),
+    )
+    .addHelpText('after', '\nExample:\n  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d --max-node-hours 2000')
     .action(
       async (
         idOrName: string,
-        flags: { name?: string; description?: string; maxNodes?: number | typeof UNLIMITED; maxLeaseDuration?: string },
+        flags: { name?: string; description?: string; maxNodes?: number | typeof UNLIMITED; maxLeaseDuration?: string; maxNodeHours?: number | typeof UNLIMITED },
       ) => {
         const orNull = <T>(value: T) => (value === UNLIMITED ? null : value);
         const quota: Record<string, unknown> = {};
         if (flags.maxNodes !== undefined) quota.max_nodes = orNull(flags.maxNodes);
         if (flags.maxLeaseDuration !== undefined) quota.max_lease_duration = orNull(flags.maxLeaseDuration);
+        if (flags.maxNodeHours !== undefined) quota.max_node_hours = orNull(flags.maxNodeHours);
         const body: Record<string, unknown> = {};
         if (flags.name !== undefined) body.name = flags.name;
         if (flags.description !== undefined) body.description = flags.description;
         if (Object.keys(quota).length > 0) body.quota = quota;
         if (Object.keys(body).length === 0) {
-          throw new UsageError('nothing to change: give --name, --description, --max-nodes or --max-lease-duration');
+          throw new UsageError('nothing to change: give --name, --description, --max-nodes, --max-lease-duration or --max-node-hours');
         }
         const client = await ctx.client();
         const updated = await client.patch<Project>(projectPath(idOrName), body);

@@ -1,11 +1,27 @@
 import { formatDuration } from '../duration.js';
 import { PolicyViolationError } from '../errors.js';
+import { calendarMonths, nodeHoursOf, nodeMsIn } from '../usage.js';
 import type { Interval } from './interval.js';
 
 /** A project's limits (its `quota`); null = no limit. */
 export interface QuotaLimits {
   readonly max_nodes?: number | null;
   readonly max_lease_duration_ms?: number | null;
+  /** Node-hours a project may book per calendar month (UTC). */
+  readonly max_node_hours?: number | null;
+}
+
+/**
+ * The span whose held windows `checkQuota` needs: the window itself for `max_nodes`, widened to whole calendar
+ * months when a `max_node_hours` budget counts everything booked in each month the window touches. Null: no
+ * limit needs them.
+ */
+export function quotaSpan(limits: QuotaLimits, window: Interval): Interval | null {
+  if (limits.max_node_hours != null) {
+    const months = calendarMonths(window);
+    return { start: months[0]!.start, end: months[months.length - 1]!.end };
+  }
+  return limits.max_nodes != null ? window : null;
 }
 
 /** What a change would make the project hold: `nodes` nodes over `window`, on top of what it holds already. */
@@ -14,7 +30,10 @@ export interface QuotaAsk {
   readonly projectName?: string;
   readonly window: Interval;
   readonly nodes: number;
-  /** The windows of the allocations the project holds already (its other leases), any overlap with `window`. */
+  /**
+   * The windows of the allocations the project holds already (its other leases), at least those overlapping
+   * `quotaSpan(limits, window)`.
+   */
   readonly held: readonly Interval[];
 }
 
@@ -64,6 +83,7 @@ export function checkQuota(limits: QuotaLimits, ask: QuotaAsk): void {
       },
     );
   }
+  checkNodeHours(limits, ask, who);
   const maxNodes = limits.max_nodes ?? null;
   if (maxNodes === null) return;
   const peak = peakHeld(ask.held, ask.window);
@@ -83,4 +103,36 @@ export function checkQuota(limits: QuotaLimits, ask: QuotaAsk): void {
       },
     },
   );
+}
+
+/**
+ * The monthly budget: in each UTC calendar month the window touches, the node-hours the project has booked (its
+ * other allocations' windows, as cut by early ends) plus the ones asked for must stay within `max_node_hours`.
+ * Booked, not used: the future is not known yet, and use never exceeds what was booked.
+ */
+function checkNodeHours(limits: QuotaLimits, ask: QuotaAsk, who: string): void {
+  const max = limits.max_node_hours ?? null;
+  if (max === null) return;
+  for (const month of calendarMonths(ask.window)) {
+    const used = nodeMsIn(month, ask.held);
+    const requested = nodeMsIn(month, [], { window: ask.window, nodes: ask.nodes });
+    if (used + requested <= max * 3_600_000) continue;
+    const label = new Date(month.start).toISOString().slice(0, 7);
+    const remaining = Math.round(Math.max(0, max - nodeHoursOf(used)) * 1e6) / 1e6;
+    throw new PolicyViolationError(
+      `project quota: ${who} may book at most ${max} node-hours in ${label} (UTC); ${nodeHoursOf(used)} are booked ` +
+        `and this asks for ${nodeHoursOf(requested)} more (${remaining} remain)`,
+      {
+        details: {
+          rule: 'quota.max_node_hours',
+          max_node_hours: max,
+          month: label,
+          booked_node_hours: nodeHoursOf(used),
+          requested_node_hours: nodeHoursOf(requested),
+          remaining_node_hours: remaining,
+          earliest_start: null,
+        },
+      },
+    );
+  }
 }

@@ -23,6 +23,7 @@ export async function changeLeaseEnd(
   events: readonly NewAuditEvent[],
   now: Date,
   maxNodes: number | null = null,
+  maxNodeHours: number | null = null,
 ): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -30,9 +31,9 @@ export async function changeLeaseEnd(
     if ((FINISHED_LEASE_STATES as readonly string[]).includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
     const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).where('leave_reason', 'is', null).execute();
     await lockNodes(trx, nodes.map((n) => n.node_id));
-    if (maxNodes !== null && end.getTime() > lease.end_at.getTime()) {
+    if ((maxNodes !== null || maxNodeHours !== null) && end.getTime() > lease.end_at.getTime()) {
       // An extension holds the nodes longer: it may now overlap the project's other leases (issue 11).
-      await checkNodeQuotaLocked(trx, lease.project_id, maxNodes, { start: lease.start_at, end }, nodes.length, id);
+      await checkNodeQuotaLocked(trx, lease.project_id, { max_nodes: maxNodes, max_node_hours: maxNodeHours }, { start: lease.start_at, end }, nodes.length, id);
     }
     const blockedUntil = new Date(end.getTime() + cleaningGapMs);
     const updated = await trx

@@ -3,7 +3,7 @@ import type { Lease, NewAuditEvent } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
 import type { NewLease } from '../leasing-store.js';
-import { checkQuota } from '../../domain/scheduling/quota.js';
+import { checkQuota, quotaSpan, type QuotaLimits } from '../../domain/scheduling/quota.js';
 import { claimNodes } from './claim-nodes.js';
 import { heldWindows } from './held-windows.js';
 import { insertEvents } from './insert-events.js';
@@ -20,7 +20,8 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
     let chosen = input.allocations;
     if (input.alternatives) chosen = await claimNodes(trx, input, input.alternatives);
     else await lockNodes(trx, input.allocations.map((a) => a.node_id));
-    if (input.max_nodes !== null) await checkNodeQuotaLocked(trx, input.project_id, input.max_nodes, input, chosen.length);
+    const limits = { max_nodes: input.max_nodes, max_node_hours: input.max_node_hours ?? null };
+    if (limits.max_nodes !== null || limits.max_node_hours !== null) await checkNodeQuotaLocked(trx, input.project_id, limits, input, chosen.length);
     const lease = await trx
       .insertInto('leases')
       .values({
@@ -87,12 +88,15 @@ export async function lockNodes(trx: Transaction<Database>, nodeIds: readonly st
 export async function checkNodeQuotaLocked(
   trx: Transaction<Database>,
   projectId: string,
-  maxNodes: number,
+  limits: QuotaLimits,
   window: { readonly start: Date; readonly end: Date },
   nodes: number,
   exceptLeaseId?: string,
 ): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${`leasehold.quota:${projectId}`})::bigint)`.execute(trx);
-  const held = await heldWindows(trx, projectId, window.start, window.end, exceptLeaseId);
-  checkQuota({ max_nodes: maxNodes }, { window: { start: window.start.getTime(), end: window.end.getTime() }, nodes, held });
+  const ask = { start: window.start.getTime(), end: window.end.getTime() };
+  const span = quotaSpan(limits, ask) ?? ask;
+  const held = await heldWindows(trx, projectId, new Date(span.start), new Date(span.end), exceptLeaseId);
+  // Only the node rules: max_lease_duration was the planner's (an extension's length is checked there).
+  checkQuota({ max_nodes: limits.max_nodes ?? null, max_node_hours: limits.max_node_hours ?? null }, { window: ask, nodes, held });
 }

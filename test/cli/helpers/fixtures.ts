@@ -10,7 +10,7 @@ export const project = {
   id: PROJECT_ID,
   name: 'physics-lab',
   description: 'Physics department',
-  quota: { max_nodes: null, max_lease_duration: 'P5D' },
+  quota: { max_nodes: null, max_lease_duration: 'P5D', max_node_hours: null },
   created_at: '2029-12-01T10:00:00.000Z',
   updated_at: '2029-12-02T10:00:00.000Z',
 };
@@ -97,6 +97,8 @@ export const offer = {
   created_at: '2029-12-31T00:00:00.000Z',
   withdrawn_at: null,
   reclaim_notice: null,
+  price_per_node_hour: null,
+  currency: null,
 };
 
 const allocation = (node_id: string, node_name: string, group: number) => ({
@@ -157,4 +159,18 @@ export const event = {
   project_id: PROJECT_ID,
   message: 'power on',
   details: { target: 'power on' },
+};
+
+/** A usage report (GET /v1/usage): two lessees of the owner's nodes, one of them charged in two currencies. */
+export const usage = {
+  from: '2030-01-01T00:00:00.000Z',
+  to: '2030-02-01T00:00:00.000Z',
+  as_of: '2030-01-20T00:00:00.000Z',
+  group_by: 'project',
+  groups: [
+    { key: PROJECT_ID, name: 'physics-lab', node_hours: 10, node_seconds: 36_000, allocations: 3, charges: [{ currency: 'EUR', amount: '12.50' }, { currency: 'USD', amount: '3.00' }] },
+    { key: OTHER_PROJECT_ID, name: 'chem-lab', node_hours: 1.5, node_seconds: 5_400, allocations: 1, charges: [] },
+  ],
+  total: { key: null, name: null, node_hours: 11.5, node_seconds: 41_400, allocations: 4, charges: [{ currency: 'EUR', amount: '12.50' }, { currency: 'USD', amount: '3.00' }] },
+  days: [],
 };
