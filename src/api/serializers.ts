@@ -1,6 +1,7 @@
 import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
+import { extensionPolicyJson } from './extension-schemas.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
 
 /** Domain objects to their JSON form: RFC 3339 UTC timestamps, ISO 8601 durations, no secrets. */
@@ -83,6 +84,7 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
     max_lease_duration: o.max_lease_ms === null ? null : formatDuration(o.max_lease_ms),
     min_lease_duration: o.min_lease_ms === null ? null : formatDuration(o.min_lease_ms),
     reclaim_notice: o.reclaim_notice_ms === null ? null : formatDuration(o.reclaim_notice_ms),
+    ...extensionPolicyJson(o),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({

@@ -17,6 +17,8 @@ export interface ProjectsTable {
   quota: JsonWithDefault<Record<string, unknown>>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** A JSON array of ms, or null (0011). */
+  notice_offsets_ms: ColumnType<unknown[] | null, string | null | undefined, string | null>;
 }
 
 export interface UsersTable {
@@ -118,6 +120,9 @@ export interface OffersTable {
   created_at: Timestamp;
   withdrawn_at: NullableTimestamp;
   reclaim_notice_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  extension_window_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  extension_max_ahead_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  max_total_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
 }
 
 export interface LeasesTable {
@@ -134,6 +139,19 @@ export interface LeasesTable {
   cancelled_at: NullableTimestamp;
   ending_soon_sent_at: NullableTimestamp;
   replace_policy: Generated<string>;
+  auto_renew_step_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  auto_renew_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  auto_renew_state: ColumnType<string | null, string | null | undefined, string | null>;
+  auto_renew_rule: ColumnType<string | null, string | null | undefined, string | null>;
+  auto_renew_message: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface LeaseNoticesTable {
+  lease_id: string;
+  offset_ms: ColumnType<string | number, number, number>;
+  end_at: Timestamp;
+  sent_at: Timestamp;
+  announced: Generated<boolean>;
 }
 
 export interface WebhookDeliveriesTable {
@@ -222,6 +240,7 @@ export interface Database {
   nodes: NodesTable;
   offers: OffersTable;
   leases: LeasesTable;
+  lease_notices: LeaseNoticesTable;
   allocations: AllocationsTable;
   lease_tasks: LeaseTasksTable;
   events: EventsTable;

@@ -50,6 +50,9 @@ export class KyselyLeasingStore implements LeasingStore {
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
             created_by: offer.created_by,
             reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
+            extension_window_ms: offer.extension_window_ms ?? null,
+            extension_max_ahead_ms: offer.extension_max_ahead_ms ?? null,
+            max_total_ms: offer.max_total_ms ?? null,
             created_at: now,
           })
           .returning('id')

@@ -14,6 +14,7 @@ import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { offerJson } from '../serializers.js';
+import { ExtensionPolicyFields, ExtensionPolicyOut, parseExtensionPolicy } from '../extension-schemas.js';
 
 const Time = TimeInput;
 const Duration = DurationInput;
@@ -34,6 +35,7 @@ export const OfferSchema = z
     max_lease_duration: z.string().nullable(),
     min_lease_duration: z.string().nullable(),
     reclaim_notice: z.string().nullable().openapi({ description: 'The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends.' }),
+    ...ExtensionPolicyOut,
     allowed_projects: z.array(z.string()).nullable(),
     status: z.enum(STATUSES),
     free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })),
@@ -61,6 +63,7 @@ const createOffer = createRoute({
               'Lets the owner take the node back from a lease booked under this offer with this much notice ("P1D"): the lease gets a ' +
               'substitute where one is free, or the node leaves it. Without it, a lease keeps the node to its end.',
           }),
+          ...ExtensionPolicyFields,
           allowed_projects: z
             .array(IdOrName)
             .max(MAX_ALLOWED_PROJECTS)
@@ -181,9 +184,10 @@ export function offerRoutes(deps: ApiDeps) {
       throw new InvalidRequestError('min_lease_duration is longer than max_lease_duration', { details: { field: 'min_lease_duration' } });
     }
     const reclaim = body.reclaim_notice === undefined ? null : parseDuration(body.reclaim_notice, 'reclaim_notice');
+    const extension = parseExtensionPolicy(body, max);
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim },
+      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim, ...extension },
       [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
       now,
     );
