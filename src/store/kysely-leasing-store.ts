@@ -192,9 +192,9 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null): Promise<Lease> {
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null, expectEnd: Date | null = null): Promise<Lease> {
     if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
-    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes, expectEnd));
   }
 
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {

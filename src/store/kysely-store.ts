@@ -12,6 +12,8 @@ import { keysetPage } from './keyset-page.js';
 import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyLifecycleStore } from './kysely-lifecycle-store.js';
+import { KyselyNoticeStore } from './kysely-notice-store.js';
+import type { NoticeStore } from './notice-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
@@ -55,6 +57,7 @@ export class KyselyStore implements Store {
   readonly consoles: ConsoleStore;
   readonly networks: NetworkStore;
   readonly lifecycle: LifecycleStore;
+  readonly notices: NoticeStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -66,6 +69,7 @@ export class KyselyStore implements Store {
     this.consoles = new KyselyConsoleStore(db);
     this.networks = new KyselyNetworkStore(db);
     this.lifecycle = new KyselyLifecycleStore(db);
+    this.notices = new KyselyNoticeStore(db);
   }
 
   ping(): Promise<void> {
@@ -134,6 +138,7 @@ export class KyselyStore implements Store {
           ...(patch.name !== undefined && { name: patch.name }),
           ...(patch.description !== undefined && { description: patch.description }),
           ...(patch.quota !== undefined && { quota: JSON.stringify(patch.quota) }),
+          ...(patch.notice_offsets_ms !== undefined && { notice_offsets_ms: patch.notice_offsets_ms === null ? null : JSON.stringify(patch.notice_offsets_ms) }),
         })
         .where('id', '=', id)
         .returningAll()

@@ -144,9 +144,10 @@ export interface LeasingStore {
   /**
    * Moves a lease's end (extend, shorten, or end now): the allocations' windows, their cleaning gaps and the
    * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease;
-   * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time.
+   * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time; with
+   * `expectEnd`, ConflictError (nothing changes) when the lease's end is no longer that (a renewal lost a race).
    */
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null): Promise<Lease>;
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null, expectEnd?: Date | null): Promise<Lease>;
   /**
    * The windows of the allocations `projectId` holds overlapping [from, to), except one lease's: what the node
    * quota counts (domain/scheduling/quota.ts).

@@ -6,6 +6,7 @@ import type { EngineStore } from './engine-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import type { NoticeStore } from './notice-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -72,6 +73,8 @@ export interface ProjectPatch {
   readonly name?: string;
   readonly description?: string;
   readonly quota?: ProjectQuota;
+  /** Its own notice offsets (ms); null: the operator's default again. */
+  readonly notice_offsets_ms?: readonly number[] | null;
 }
 
 export interface NewUser {
@@ -103,6 +106,8 @@ export interface Store {
   readonly networks: NetworkStore;
   /** Allocations leaving their leases early: replaced, returned, reclaimed (allocation-store.ts). */
   readonly lifecycle: LifecycleStore;
+  /** Notices before a lease's end and auto-renew (issue 16). */
+  readonly notices: NoticeStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;
