@@ -1,4 +1,4 @@
-import { nextRenewal } from '../domain/auto-renew.js';
+import { nextRenewal } from '../domain/scheduling/renewal-step.js';
 import { formatDuration } from '../domain/duration.js';
 import { ConflictError, InvalidRequestError, LeaseConflictError, LeaseUnavailableError, PolicyViolationError } from '../domain/errors.js';
 import { DEFAULT_NOTICE_OFFSETS_MS } from '../domain/notices.js';

@@ -2,7 +2,6 @@ import { sql, type Kysely } from 'kysely';
 import type { Allocation, AllocationState, AuditEvent, Lease, LeaseRequest, LeaseState, Offer, ReleaseStep } from '../domain/leasing.js';
 import type { LeaveReason, ReplacePolicy } from '../domain/replacement.js';
 import type { AutoRenew, AutoRenewState } from '../domain/auto-renew.js';
-import type { ExtensionRule } from '../domain/scheduling/extension-policy.js';
 import type { Database } from './database.js';
 
 /** Row shapes and mappers for the leasing tables. Ranges are read as lower/upper bounds, never as text. */
@@ -120,7 +119,7 @@ export function toAutoRenew(row: LeaseRow): AutoRenew | null {
     step_ms: Number(row.auto_renew_step_ms),
     until: row.auto_renew_until,
     state: row.auto_renew_state as AutoRenewState,
-    rule: (row.auto_renew_rule ?? null) as ExtensionRule | null,
+    rule: row.auto_renew_rule ?? null,
     message: row.auto_renew_message ?? null,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextRenewal } from '../../src/domain/auto-renew.js';
+import { nextRenewal } from '../../src/domain/scheduling/renewal-step.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { leaseExtensionLimit, offerExtensionLimit, type ExtensionOffer } from '../../src/domain/scheduling/extension-policy.js';
 
