@@ -65,7 +65,8 @@ export const AutoRenewInput = z
   })
   .strict()
   .refine((a) => (a.until === undefined) !== (a.max_total === undefined), { message: 'give `until` or `max_total`, one of them', path: ['until'] })
-  .openapi('AutoRenewInput', {
+  // Inline, not a named component: a named one loses `null` in PATCH's `auto_renew: null` in the generated types.
+  .openapi({
     description:
       'The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule ' +
       'refuses, it stops and says which (`lease.renewal_failed`, once).',

@@ -3174,7 +3174,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
-                        auto_renew?: components["schemas"]["AutoRenewInput"];
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        };
                     };
                 };
             };
@@ -3350,7 +3368,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
-                        auto_renew?: components["schemas"]["AutoRenewInput"];
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        };
                     };
                 };
             };
@@ -3573,7 +3609,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
-                        auto_renew?: components["schemas"]["AutoRenewInput"] & (Record<string, never> | null);
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        } | null;
                     };
                 };
             };
@@ -4533,25 +4587,6 @@ export interface components {
                 node_name: string | null;
                 group: number;
             }[];
-        };
-        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
-        AutoRenewInput: {
-            /**
-             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
-             * @example P5D
-             */
-            step: string;
-            /**
-             * Format: date-time
-             * @description Never renewed past this instant (RFC 3339).
-             * @example 2030-01-01T00:00:00Z
-             */
-            until?: string;
-            /**
-             * @description Instead of until: never longer than this in total, from its start.
-             * @example P5D
-             */
-            max_total?: string;
         };
         Lease: {
             id: string;

@@ -4,6 +4,7 @@ import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
+import { noticesContract } from './contract/notices-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
@@ -21,5 +22,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     consoleContract(openFreshStore);
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
+    noticesContract(openFreshStore);
   });
 }
