@@ -83,7 +83,7 @@ describe('leasehold project', () => {
 
     const nothing = await cli('project', 'set', 'physics-lab');
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes or --max-lease-duration\n');
+    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes, --max-lease-duration or --notice-offsets\n');
     expect(api.requests).toHaveLength(0);
   });
 });

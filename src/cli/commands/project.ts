@@ -17,7 +17,8 @@ export function projectFields(p: Project): string {
     ['description', p.description],
     ['max nodes', formatLimit(p.quota.max_nodes)],
     ['max lease duration', formatLimit(p.quota.max_lease_duration)],
-    ['notices', p.notice_offsets === null ? "the operator's default" : p.notice_offsets.length === 0 ? 'none' : p.notice_offsets.map((o) => `${o} before the end`).join(', ')],
+    // Only a project with its own notice offsets says so; the others follow the operator's.
+    ...(p.notice_offsets === null ? [] : [['notices', p.notice_offsets.length === 0 ? 'none' : p.notice_offsets.map((o) => `${o} before the end`).join(', ')] as const]),
     ['created at', p.created_at],
     ['updated at', p.updated_at],
   ]);
