@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseDuration } from './domain/duration.js';
 import { InvalidRequestError } from './domain/errors.js';
+import { DEFAULT_NOTICE_OFFSETS_MS, MAX_NOTICE_OFFSETS, normalizeOffsets } from './domain/notices.js';
 import type { KeystoneCredentials } from './domain/identity-backend.js';
 
 /** Everything `leasehold serve` is configured with: environment variables, overridden by flags. */
@@ -33,7 +34,11 @@ export interface Config {
   /** Lease notifications: POSTed here (started, ending soon, ended, failed), signed with the secret. */
   readonly webhookUrl: string | null;
   readonly webhookSecret: string | null;
-  readonly webhookEndingSoonMs: number;
+  /**
+   * How long before a lease's end `lease.ending_soon` is sent (event and webhook), largest first; a project may set
+   * its own (LEASEHOLD_NOTICE_OFFSETS; empty: none).
+   */
+  readonly noticeOffsetsMs: readonly number[];
   /** `api` serves requests, `worker` runs the lease engine, `all` both. */
   readonly role: 'api' | 'worker' | 'all';
   readonly logLevel: string;
@@ -152,7 +157,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     cleaningGapMs: parseDuration(env.LEASEHOLD_CLEANING_GAP?.trim() || '10m', 'LEASEHOLD_CLEANING_GAP'),
     webhookUrl: webhookUrl(env.LEASEHOLD_WEBHOOK_URL?.trim() || null),
     webhookSecret: env.LEASEHOLD_WEBHOOK_SECRET?.trim() || null,
-    webhookEndingSoonMs: durationVar(env, 'LEASEHOLD_WEBHOOK_ENDING_SOON', '1h'),
+    noticeOffsetsMs: noticeOffsets(env),
     role: parseRole(flags.role ?? env.LEASEHOLD_ROLE?.trim() ?? 'all'),
     logLevel: env.LEASEHOLD_LOG_LEVEL?.trim() || 'info',
     publicUrl: publicUrl(env.LEASEHOLD_PUBLIC_URL?.trim().replace(/\/+$/, '') || null),
@@ -329,6 +334,26 @@ function parsePort(value: string | undefined, name = 'LEASEHOLD_PORT'): number {
     throw configError(name, `must be an integer from 0 to 65535, not ${JSON.stringify(value)}`);
   }
   return port;
+}
+
+/**
+ * LEASEHOLD_NOTICE_OFFSETS: durations separated by commas ("24h,1h", the default), or "none". The older
+ * LEASEHOLD_WEBHOOK_ENDING_SOON (one offset) is still read when the new setting is absent.
+ */
+function noticeOffsets(env: Env): number[] {
+  const raw = env.LEASEHOLD_NOTICE_OFFSETS?.trim();
+  if (raw === undefined || raw === '') {
+    const legacy = env.LEASEHOLD_WEBHOOK_ENDING_SOON?.trim();
+    return legacy ? [durationVar(env, 'LEASEHOLD_WEBHOOK_ENDING_SOON', legacy)] : [...DEFAULT_NOTICE_OFFSETS_MS];
+  }
+  if (raw.toLowerCase() === 'none') return [];
+  const offsets = raw.split(',').map((part) => {
+    const ms = parseDuration(part.trim(), 'LEASEHOLD_NOTICE_OFFSETS');
+    if (ms <= 0) throw configError('LEASEHOLD_NOTICE_OFFSETS', 'every offset must be longer than zero');
+    return ms;
+  });
+  if (offsets.length > MAX_NOTICE_OFFSETS) throw configError('LEASEHOLD_NOTICE_OFFSETS', `at most ${MAX_NOTICE_OFFSETS} offsets`);
+  return normalizeOffsets(offsets, 'LEASEHOLD_NOTICE_OFFSETS');
 }
 
 function durationVar(env: Env, name: string, fallback: string): number {

@@ -15,6 +15,7 @@ import { allocationRoutes } from './routes/allocations.js';
 import { availabilityRoutes } from './routes/availability.js';
 import { usageRoutes } from './routes/usage.js';
 import { reclaimRoutes } from './routes/reclaim.js';
+import { leaseExtensionRoutes } from './routes/lease-extension.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -107,6 +108,7 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
   app.route('/', leaseRoutes(deps));
   app.route('/', allocationRoutes(deps));
   app.route('/', reclaimRoutes(deps));
+  app.route('/', leaseExtensionRoutes(deps));
   app.route('/', availabilityRoutes(deps));
   app.route('/', usageRoutes(deps));
   app.route('/', eventRoutes(deps));

@@ -641,7 +641,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Rename a project or set its quota (operator) */
+        /** Rename a project or set its quota (operator), or its notice offsets (operator or its manager) */
         patch: {
             parameters: {
                 query?: never;
@@ -666,6 +666,8 @@ export interface paths {
                              */
                             max_lease_duration?: string | null;
                         };
+                        /** @description How long before a lease's end the project hears `lease.ending_soon` (["P1D", "PT1H"]; [] for none); null: the operator's default. The project's own manager may set this one field. */
+                        notice_offsets?: string[] | null;
                     };
                 };
             };
@@ -2995,6 +2997,21 @@ export interface paths {
                          * @example EUR
                          */
                         currency?: string;
+                        /**
+                         * @description The lessee may extend a lease only within this long of its end ("P2D": from 48 h before the end); refused earlier with 409 policy_violation, error.details.rule "extension_window". Default: any time.
+                         * @example P5D
+                         */
+                        extension_window?: string;
+                        /**
+                         * @description An extension reaches at most this far from now ("P7D"): rule "extension_max_ahead". Default: no such limit.
+                         * @example P5D
+                         */
+                        extension_max_ahead?: string;
+                        /**
+                         * @description A hard limit on the whole lease, start to end, after any extension: rule "max_total_length". With it, max_lease_duration bounds the lease as booked, and extensions may go beyond it up to this.
+                         * @example P5D
+                         */
+                        max_total_length?: string;
                         /** @description Project ids or names (at most 1000); default: every project. */
                         allowed_projects?: string[];
                     };
@@ -3252,6 +3269,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        };
                     };
                 };
             };
@@ -3427,6 +3463,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        };
                     };
                 };
             };
@@ -3624,7 +3679,7 @@ export interface paths {
         head?: never;
         /**
          * Extend or shorten a lease
-         * @description An extension must fit the offers, their policy, the quota and the next lease on every node.
+         * @description An extension must fit the offers, their policy (extension window, horizon, total length: 409 policy_violation with error.details.rule), the quota and the next lease on every node; nothing changes when refused.
          */
         patch: {
             parameters: {
@@ -3649,6 +3704,25 @@ export interface paths {
                          * @enum {string}
                          */
                         replace?: "auto" | "ask" | "never";
+                        /** @description The engine extends the lease by `step` while its nodes stay free and the offers allow it (`lease.renewed` each time); when a rule refuses, it stops and says which (`lease.renewal_failed`, once). */
+                        auto_renew?: {
+                            /**
+                             * @description How much each renewal adds ("P1D"). A renewal is tried once at most one step is left.
+                             * @example P5D
+                             */
+                            step: string;
+                            /**
+                             * Format: date-time
+                             * @description Never renewed past this instant (RFC 3339).
+                             * @example 2030-01-01T00:00:00Z
+                             */
+                            until?: string;
+                            /**
+                             * @description Instead of until: never longer than this in total, from its start.
+                             * @example P5D
+                             */
+                            max_total?: string;
+                        } | null;
                     };
                 };
             };
@@ -4055,6 +4129,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/leases/{id}/extension": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far this lease could be extended now, and which rule or booking limits it
+         * @description The rules of its nodes' offers (extension_window, extension_max_ahead, max_total_length, max_lease_length, offer_end), the next lease booked on each node (next_booking) and the project's quota (project_max_lease_duration). Changes nothing. A lease that is over is not extendable.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The extension quote */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExtensionQuote"];
+                    };
+                };
+                /** @description Missing, unknown, revoked or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or not visible to the caller) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many unknown tokens from this address: try again after Retry-After seconds */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/availability": {
         parameters: {
             query?: never;
@@ -4351,6 +4493,8 @@ export interface components {
             name: string;
             description: string;
             quota: components["schemas"]["Quota"];
+            /** @description How long before a lease's end its lessee hears `lease.ending_soon` (ISO 8601, largest first); null: the operator's default (LEASEHOLD_NOTICE_OFFSETS). */
+            notice_offsets: string[] | null;
             /**
              * Format: date-time
              * @example 2030-01-01T00:00:00.000Z
@@ -4594,6 +4738,12 @@ export interface components {
             min_lease_duration: string | null;
             /** @description The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends. */
             reclaim_notice: string | null;
+            /** @description Extension only within this long of the end; null: any time. */
+            extension_window: string | null;
+            /** @description An extension reaches at most this far from now; null: no limit. */
+            extension_max_ahead: string | null;
+            /** @description The longest a lease may become by extensions; null: max_lease_duration. */
+            max_total_length: string | null;
             allowed_projects: string[] | null;
             /**
              * @description Price per node-hour in `currency`; usage reports charges from it. Null: no price.
@@ -4667,8 +4817,32 @@ export interface components {
              * @enum {string}
              */
             replace_policy: "auto" | "ask" | "never";
+            auto_renew: components["schemas"]["AutoRenew"];
+            /** @description `lease.ending_soon` notices of the current end, in the order they fall due. */
+            notices: components["schemas"]["Notice"][];
             created_at: string;
             updated_at: string;
+        };
+        /** @description The lessee's auto-renew, or null. */
+        AutoRenew: {
+            step: string;
+            until: string;
+            /**
+             * @description `on` while renewing; `done` at `until`; `stopped` when a rule refused a step.
+             * @enum {string}
+             */
+            state: "on" | "done" | "stopped";
+            /** @description The rule that stopped it (see GET /v1/leases/{id}/extension), or null. */
+            rule: string | null;
+            message: string | null;
+        } | null;
+        Notice: {
+            /** @description How long before the end (ISO 8601). */
+            offset: string;
+            /** @description When `lease.ending_soon` is due for the current end (never before the start). */
+            at: string;
+            /** @description When it was sent for the current end; null: still to come. */
+            sent_at: string | null;
         };
         Reclaim: {
             node_id: string;
@@ -4678,6 +4852,33 @@ export interface components {
                 /** @description The node that takes over from `at`, or null: the node simply leaves the lease then. */
                 substitute: string | null;
             }[];
+        };
+        ExtensionQuote: {
+            lease_id: string;
+            /** @description The lease's end now. */
+            end: string;
+            /** @description Whether PATCH {end} later than `end` would be accepted now (by these rules; the quota on nodes is checked then). */
+            extendable: boolean;
+            /** @description The latest end a PATCH may ask for now; null when nothing bounds it. */
+            latest_end: string | null;
+            /** @description latest_end − end (ISO 8601); null when unbounded. */
+            max_extension: string | null;
+            /** @description What sets latest_end (the most limiting node), or null when nothing does. */
+            limited_by: {
+                /** @enum {string} */
+                rule: "extension_window" | "extension_max_ahead" | "max_total_length" | "max_lease_length" | "offer_end" | "next_booking" | "project_max_lease_duration";
+                /** @description The node whose offer or next booking sets the limit (null: the project quota). */
+                node_id: string | null;
+                node_name: string | null;
+            } | null;
+            /** @description The offers' extension window (extension_window). */
+            window: {
+                /** @description Whether the offers' extension windows are open now (true when no offer has one). */
+                open: boolean;
+                /** @description When the window opens, while it is closed. */
+                opens_at: string | null;
+            };
+            auto_renew: components["schemas"]["AutoRenew"];
         };
         Availability: {
             /**

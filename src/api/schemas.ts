@@ -101,6 +101,9 @@ export const ProjectSchema = z
     name: z.string(),
     description: z.string(),
     quota: QuotaSchema,
+    notice_offsets: z.array(z.string()).nullable().openapi({
+      description: "How long before a lease's end its lessee hears `lease.ending_soon` (ISO 8601, largest first); null: the operator's default (LEASEHOLD_NOTICE_OFFSETS).",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -1,6 +1,8 @@
 import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
+import { autoRenewJson, extensionPolicyJson, noticesJson } from './extension-schemas.js';
+import type { NoticeEntry } from '../domain/notices.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
 
 /** Domain objects to their JSON form: RFC 3339 UTC timestamps, ISO 8601 durations, no secrets. */
@@ -19,6 +21,7 @@ export function projectJson(p: Project) {
         p.quota.max_lease_duration_ms == null ? null : formatDuration(p.quota.max_lease_duration_ms),
       max_node_hours: p.quota.max_node_hours ?? null,
     },
+    notice_offsets: p.notice_offsets_ms === null ? null : p.notice_offsets_ms.map(formatDuration),
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
   };
@@ -86,6 +89,7 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
     reclaim_notice: o.reclaim_notice_ms === null ? null : formatDuration(o.reclaim_notice_ms),
     price_per_node_hour: o.price_per_node_hour ?? null,
     currency: o.currency ?? null,
+    ...extensionPolicyJson(o),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({
@@ -101,6 +105,8 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
 export interface LeaseNames {
   readonly nodes: ReadonlyMap<string, string | null>;
   readonly projects: ReadonlyMap<string, string>;
+  /** Per lease, its notices before the end for its current end (issue 16). */
+  readonly notices?: ReadonlyMap<string, readonly NoticeEntry[]>;
 }
 
 /**
@@ -135,6 +141,8 @@ export function leaseJson(l: Lease, names: LeaseNames, now: Date) {
       failure: a.failure,
     })),
     replace_policy: l.replace_policy,
+    auto_renew: autoRenewJson(l.auto_renew),
+    notices: noticesJson(names.notices?.get(l.id) ?? []),
     created_at: iso(l.created_at),
     updated_at: iso(l.updated_at),
   };

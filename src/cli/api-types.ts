@@ -22,6 +22,7 @@ export type Node = Schemas['Node'];
 export type Offer = Schemas['Offer'];
 export type Lease = Schemas['Lease'];
 export type Quote = Schemas['Quote'];
+export type ExtensionQuote = Schemas['ExtensionQuote'];
 export type AuditEvent = Schemas['Event'];
 export type Usage = Schemas['Usage'];
 export type Network = Schemas['Network'];

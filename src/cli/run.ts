@@ -5,6 +5,7 @@ import { registerConsoleCommand } from './commands/console.js';
 import { registerEventCommands } from './commands/event.js';
 import { registerLeaseCommands } from './commands/lease.js';
 import { registerLeaseNodeCommands } from './commands/lease-nodes.js';
+import { registerLeaseTimeCommands } from './commands/lease-time.js';
 import { registerNetworkCommands } from './commands/network.js';
 import { registerNodeCommands } from './commands/node.js';
 import { registerOfferCommands } from './commands/offer.js';
@@ -96,6 +97,7 @@ function buildProgram(io: CliIo, ctx: CliContext): Command {
   registerOfferCommands(program, ctx);
   registerLeaseCommands(program, ctx);
   registerLeaseNodeCommands(program, ctx);
+  registerLeaseTimeCommands(program, ctx);
   registerEventCommands(program, ctx);
   registerUsageCommand(program, ctx);
   return program;

@@ -26,6 +26,8 @@ export interface Project {
   readonly name: string;
   readonly description: string;
   readonly quota: ProjectQuota;
+  /** Its own notice offsets before a lease's end (ms, largest first), or null: the operator's default. */
+  readonly notice_offsets_ms: readonly number[] | null;
   readonly created_at: Date;
   readonly updated_at: Date;
 }

@@ -1,5 +1,6 @@
 /** Offers, leases, allocations and events: the leasing model (pure data). Times are Dates in UTC. */
 import type { LeaveReason, ReplacePolicy } from './replacement.js';
+import type { AutoRenew } from './auto-renew.js';
 
 export const LeaseState = {
   Pending: 'pending',
@@ -66,6 +67,12 @@ export interface Offer {
   /** The owner's price per node-hour (a decimal string) in `currency` (ISO 4217), or neither (migration 0014). */
   readonly price_per_node_hour?: string | null;
   readonly currency?: string | null;
+  /** The lessee may extend only within this long of the end (ms); null: any time. */
+  readonly extension_window_ms: number | null;
+  /** An extension reaches at most this far from now (ms); null: no such limit. */
+  readonly extension_max_ahead_ms: number | null;
+  /** The whole lease never longer than this (ms); with it, max_lease_ms bounds only the lease as booked. */
+  readonly max_total_ms: number | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */
@@ -114,6 +121,8 @@ export interface Lease {
   readonly cancelled_at: Date | null;
   /** What to do when one of its nodes fails (default auto: replace it). */
   readonly replace_policy: ReplacePolicy;
+  /** The lessee's auto-renew, or null (domain/auto-renew.ts). */
+  readonly auto_renew: AutoRenew | null;
   readonly allocations: readonly Allocation[];
 }
 

@@ -108,6 +108,11 @@ export function canManageOwnedNode(p: Principal, access: NodeAccess | null): boo
 }
 
 /** Creating, changing and ending a project's leases: its members, or the operator. */
+/** A project's notice offsets before its leases end: the operator, or the project's own manager (issue 16). */
+export function canSetNoticeOffsets(p: Principal, projectId: string): boolean {
+  return isAdmin(p) || (p.projectId === projectId && roleAtLeast(p.role, Role.Manager));
+}
+
 export function canChangeLeasesOf(p: Principal, projectId: string): boolean {
   return isAdmin(p) || (p.projectId === projectId && roleAtLeast(p.role, Role.Member));
 }

@@ -9,8 +9,6 @@ export interface WebhookOptions {
   readonly url: string | null;
   /** HMAC-SHA256 key for the X-Leasehold-Signature header. */
   readonly secret: string | null;
-  /** How long before its end a lease is announced as ending soon. */
-  readonly endingSoonMs: number;
   readonly pollMs?: number;
   readonly timeoutMs?: number;
   /** Attempts before a delivery is given up as failed (with backoff 2 s, 4 s, ... up to 1 h: about a day). */
@@ -53,7 +51,10 @@ export class WebhookDispatcher {
     await this.running?.catch(() => undefined);
   }
 
-  /** One pass: announce leases ending soon, then send what is due. Returns the number of deliveries handled. */
+  /**
+   * One pass: send what is due. Returns the number of deliveries handled. (Notices before a lease's end are
+   * written by the lease timekeeper with their events; they reach the outbox like every other announced event.)
+   */
   runOnce(): Promise<number> {
     this.running ??= this.pass().finally(() => {
       this.running = null;
@@ -63,7 +64,6 @@ export class WebhookDispatcher {
 
   private async pass(): Promise<number> {
     const { store, clock } = this.deps;
-    await store.webhooks.announceEndingSoon(clock.now(), this.options.endingSoonMs);
     const due = await store.webhooks.claimDue(clock.now(), 20, (this.options.timeoutMs ?? 10_000) * 3);
     await Promise.all(due.map((d) => this.deliver(d)));
     return due.length;

@@ -7,6 +7,7 @@ import type { NodeView, PlanNode } from '../domain/inventory.js';
 import { offerAllows, type Lease, type Offer } from '../domain/leasing.js';
 import { assessNode, mayServe, type AssessContext, type Held } from '../domain/scheduling/assess.js';
 import { extensionRefusal, latestEnd } from '../domain/scheduling/extension.js';
+import { extensionRuleMessage, leaseExtensionLimit, type ExtensionLimit } from '../domain/scheduling/extension-policy.js';
 import { explain, planWindow, type GroupSpec } from '../domain/scheduling/plan.js';
 import { checkQuota, quotaSpan } from '../domain/scheduling/quota.js';
 import type { Hold } from '../store/leasing-store.js';
@@ -166,7 +167,20 @@ export class LeasePlanner {
       this.store.leasing.bookings(ids, new Date(now), new Date(window.end + this.options.cleaningGapMs)),
     ]);
     const others = bookings.filter((b) => b.lease_id !== lease.id);
-    const ctx = { ...context(project, now, this.options.cleaningGapMs, offers, others), inUse: new Set(ids) };
+    const ctx = { ...context(project, now, this.options.cleaningGapMs, offers, others), inUse: new Set(ids), extending: true };
+    // The offers' time rules of extending (issue 16): refused naming the rule, before the rules of any booking.
+    const limit = this.limitOf(project, lease, nodes, ctx, now);
+    if (end.getTime() > limit.latest && (limit.rule === 'extension_window' || limit.rule === 'extension_max_ahead' || limit.rule === 'max_total_length')) {
+      const offer = offers.find((o) => o.node_id === limit.node_id);
+      throw new PolicyViolationError(extensionRuleMessage(limit, end, offer), {
+        details: {
+          rule: limit.rule,
+          node_id: limit.node_id,
+          latest_end: limit.latest > lease.end.getTime() ? new Date(limit.latest).toISOString() : null,
+          window_opens_at: limit.window_opens_at === null ? null : new Date(limit.window_opens_at).toISOString(),
+        },
+      });
+    }
     for (const node of nodes) {
       const refusal = assessNode(node, window, ctx);
       if (refusal === null) continue;
@@ -178,6 +192,36 @@ export class LeasePlanner {
       if (refusal.kind === 'busy') throw new LeaseConflictError(message, { details });
       throw new LeaseUnavailableError(message, { details });
     }
+  }
+
+  /**
+   * How far `lease` could be extended now (GET /v1/leases/{id}/extension, auto-renew): every rule of its nodes'
+   * offers, the next booking on each, the project's quota; with the offers, for messages.
+   */
+  async extensionLimit(project: Project, lease: Lease): Promise<{ readonly limit: ExtensionLimit; readonly offers: readonly Offer[] }> {
+    const ids = lease.allocations.filter((a) => a.state !== 'cancelled' && a.leave_reason === null).map((a) => a.node_id);
+    const found = await Promise.all(ids.map((id) => this.store.getNode(id, { kind: 'all' })));
+    const nodes = found.filter((n): n is NodeView => n !== null);
+    const now = this.clock.now().getTime();
+    const [offers, bookings] = await Promise.all([
+      this.store.leasing.offersInForce(ids, lease.start, null),
+      this.store.leasing.bookings(ids, lease.end, null),
+    ]);
+    const ctx = context(project, now, this.options.cleaningGapMs, offers, bookings.filter((b) => b.lease_id !== lease.id));
+    return { limit: this.limitOf(project, lease, nodes, ctx, now), offers };
+  }
+
+  private limitOf(project: Project, lease: Lease, nodes: readonly NodeView[], ctx: AssessContext, now: number): ExtensionLimit {
+    return leaseExtensionLimit({
+      lease,
+      projectId: project.id,
+      nodes: nodes.map((n) => ({ id: n.id, owned: n.owner_project?.id === project.id })),
+      offersByNode: ctx.offersByNode as ReadonlyMap<string, readonly Offer[]>,
+      heldByNode: ctx.heldByNode,
+      gapMs: ctx.gapMs,
+      projectMaxLeaseMs: project.quota.max_lease_duration_ms ?? null,
+      now,
+    });
   }
 
   private window(ask: LeaseAsk, now: number): { start: number; end: number } {

@@ -1,6 +1,10 @@
-import { LeaseConflictError } from '../domain/errors.js';
+import { nextRenewal } from '../domain/scheduling/renewal-step.js';
+import { formatDuration } from '../domain/duration.js';
+import { ConflictError, InvalidRequestError, LeaseConflictError, LeaseUnavailableError, PolicyViolationError } from '../domain/errors.js';
+import { DEFAULT_NOTICE_OFFSETS_MS } from '../domain/notices.js';
+import type { ExtensionLimit, ExtensionRule } from '../domain/scheduling/extension-policy.js';
 import { localUserId, type Project } from '../domain/identity.js';
-import type { Lease, NewAuditEvent } from '../domain/leasing.js';
+import type { Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Clock } from '../domain/clock.js';
 import type { ReplacePolicy } from '../domain/replacement.js';
 import type { Store } from '../store/store.js';
@@ -11,6 +15,8 @@ export interface LeaseServiceOptions {
   readonly cleaningGapMs: number;
   /** How far ahead the earliest-start search looks (default 365 days). */
   readonly horizonMs?: number;
+  /** The operator's notice offsets before a lease's end (LEASEHOLD_NOTICE_OFFSETS; default 24 h and 1 h). */
+  readonly noticeOffsetsMs?: readonly number[];
 }
 
 /** Who asks for a change, for the audit log (a Keystone user has no local id: `source` says so). */
@@ -26,6 +32,14 @@ export interface NewLeaseMeta {
   readonly actor: LeaseActor;
   /** What to do when one of its nodes fails (default auto). */
   readonly replace?: ReplacePolicy;
+  /** Auto-renew from the start (issue 16). */
+  readonly autoRenew?: AutoRenewAsk;
+}
+
+/** What a lessee asks of auto-renew: steps of `step_ms`, never past `until`. */
+export interface AutoRenewAsk {
+  readonly step_ms: number;
+  readonly until: Date;
 }
 
 /** The lease engine, woken after a change in this process so it re-arms its timer at once. */
@@ -51,6 +65,8 @@ const LOCKED_PAUSE_MS = 3;
 export class LeaseService {
   private readonly planner: LeasePlanner;
   readonly cleaningGapMs: number;
+  /** The operator's default notice offsets (a project may have its own). */
+  readonly noticeOffsetsMs: readonly number[];
   private engine: EngineWaker | null = null;
 
   constructor(
@@ -59,6 +75,7 @@ export class LeaseService {
     options: LeaseServiceOptions,
   ) {
     this.cleaningGapMs = options.cleaningGapMs;
+    this.noticeOffsetsMs = options.noticeOffsetsMs ?? DEFAULT_NOTICE_OFFSETS_MS;
     this.planner = new LeasePlanner(store, clock, options);
   }
 
@@ -89,6 +106,10 @@ export class LeaseService {
   async create(project: Project, ask: LeaseAsk, meta: NewLeaseMeta): Promise<Lease> {
     for (let attempt = 1; ; attempt++) {
       const plan = await this.planner.plan(project, ask);
+      // Refused before anything is booked: a request that fails validation changes nothing.
+      if (meta.autoRenew && meta.autoRenew.until.getTime() <= plan.end.getTime()) {
+        throw new InvalidRequestError(`auto_renew.until must be after the lease's end (${plan.end.toISOString()})`, { details: { field: 'auto_renew.until' } });
+      }
       try {
         const lease = await this.store.leasing.createLease(
           {
@@ -109,7 +130,7 @@ export class LeaseService {
           this.clock.now(),
         );
         this.engine?.wake();
-        return lease;
+        return meta.autoRenew ? await this.setAutoRenew(lease, meta.autoRenew, meta.actor) : lease;
       } catch (err) {
         if (!(err instanceof LeaseConflictError) || attempt >= CONFLICT_RETRIES) throw err;
         if (err.details?.locked_by_others === true) await pause(LOCKED_PAUSE_MS * attempt);
@@ -157,6 +178,80 @@ export class LeaseService {
     return this.store.lifecycle.setReplacePolicy(lease.id, policy, [event], this.clock.now());
   }
 
+  /** How far `lease` could be extended now, and what limits it (GET /v1/leases/{id}/extension). */
+  extensionLimit(project: Project, lease: Lease): Promise<{ readonly limit: ExtensionLimit; readonly offers: readonly Offer[] }> {
+    return this.planner.extensionLimit(project, lease);
+  }
+
+  /** Turns the lease's auto-renew on (again, whatever stopped it) or, with null, off. */
+  async setAutoRenew(lease: Lease, renew: AutoRenewAsk | null, actor: LeaseActor): Promise<Lease> {
+    if (renew && renew.until.getTime() <= lease.end.getTime()) {
+      throw new InvalidRequestError(`auto_renew.until must be after the lease's end (${lease.end.toISOString()})`, { details: { field: 'auto_renew.until' } });
+    }
+    const event: NewAuditEvent = {
+      type: 'lease.auto_renew_changed',
+      ...this.by(actor),
+      lease_id: lease.id,
+      project_id: lease.project_id,
+      message: renew ? `renewed by ${formatDuration(renew.step_ms)} at a time until ${renew.until.toISOString()}` : 'auto-renew off',
+      details: renew ? { step: formatDuration(renew.step_ms), until: renew.until.toISOString() } : { off: true },
+    };
+    const updated = await this.store.notices.setAutoRenew(lease.id, renew, [event], this.clock.now());
+    this.engine?.wake();
+    return updated;
+  }
+
+  /**
+   * One auto-renew step of a lease, when due (engine/lease-timekeeper.ts): the lease is extended under the same
+   * rules as a lessee's own extension (`lease.renewed`), or auto-renew ends — `done` at the lessee's limit, or
+   * `stopped` with `lease.renewal_failed` naming the rule that refused it (once: the store checks it is still on
+   * and the end unchanged). A race lost to another engine or to the lessee changes nothing here.
+   */
+  async renewDue(leaseId: string): Promise<'renewed' | 'done' | 'stopped' | 'waiting' | 'skipped'> {
+    const lease = await this.store.leasing.getLease(leaseId);
+    if (!lease?.auto_renew || lease.auto_renew.state !== 'on') return 'skipped';
+    const project = await this.store.findProject(lease.project_id);
+    if (!project) return 'skipped';
+    const now = this.clock.now();
+    const { limit } = await this.planner.extensionLimit(project, lease);
+    const decision = nextRenewal(lease, lease.auto_renew, limit, now);
+    const base = { actor: 'engine', lease_id: lease.id, project_id: lease.project_id } as const;
+    if (decision.kind === 'wait') return 'waiting';
+    if (decision.kind === 'done') {
+      const message = `auto-renew reached its limit (${lease.auto_renew.until.toISOString()})`;
+      const done = await this.store.notices.finishAutoRenew(lease.id, lease.end, { state: 'done', rule: null, message }, [{ ...base, type: 'lease.auto_renew_done', message }], now);
+      return done ? 'done' : 'skipped';
+    }
+    if (decision.kind === 'stop') return this.stopRenewal(lease, decision.rule ?? 'next_booking', `cannot renew past ${lease.end.toISOString()}: ${ruleSentence(decision.rule)}`, now);
+    try {
+      await this.planner.checkExtension(project, lease, decision.end);
+      await this.store.leasing.changeLeaseEnd(
+        lease.id,
+        decision.end,
+        this.cleaningGapMs,
+        [{ ...base, type: 'lease.renewed', message: `renewed until ${decision.end.toISOString()}`, details: { from: lease.end.toISOString(), to: decision.end.toISOString(), step: formatDuration(lease.auto_renew.step_ms), until: lease.auto_renew.until.toISOString() } }],
+        now,
+        project.quota.max_nodes ?? null,
+        project.quota.max_node_hours ?? null,
+        lease.end,
+      );
+      this.engine?.wake();
+      return 'renewed';
+    } catch (err) {
+      if (err instanceof ConflictError) return 'skipped';
+      if (err instanceof PolicyViolationError || err instanceof LeaseConflictError || err instanceof LeaseUnavailableError) {
+        const rule = typeof err.details?.rule === 'string' ? err.details.rule : err instanceof PolicyViolationError ? 'policy' : err instanceof LeaseConflictError ? 'next_booking' : 'node_unavailable';
+        return this.stopRenewal(lease, rule, err.message, now);
+      }
+      throw err;
+    }
+  }
+
+  private async stopRenewal(lease: Lease, rule: string, message: string, now: Date): Promise<'stopped' | 'skipped'> {
+    const event: NewAuditEvent = { actor: 'engine', lease_id: lease.id, project_id: lease.project_id, type: 'lease.renewal_failed', outcome: 'error', message, details: { rule, end: lease.end.toISOString() } };
+    return (await this.store.notices.finishAutoRenew(lease.id, lease.end, { state: 'stopped', rule, message }, [event], now)) ? 'stopped' : 'skipped';
+  }
+
   /** Cancels a lease that has not started, or ends a running one now. */
   async end(lease: Lease, actor: LeaseActor): Promise<Lease> {
     const now = this.clock.now();
@@ -173,6 +268,28 @@ export class LeaseService {
 
   private by(actor: LeaseActor): Pick<NewAuditEvent, 'actor' | 'actor_user_id'> {
     return { actor: actor.userName, actor_user_id: localUserId(actor) };
+  }
+}
+
+/** Why no renewal is possible, for the lessee's warning. */
+function ruleSentence(rule: ExtensionRule | null): string {
+  switch (rule) {
+    case 'extension_window':
+      return "the offer's extension window is not open (extension_window)";
+    case 'extension_max_ahead':
+      return 'the offer allows no extension that far ahead of now (extension_max_ahead)';
+    case 'max_total_length':
+      return "the lease reached the offer's total limit (max_total_length)";
+    case 'max_lease_length':
+      return "the lease reached the offer's longest lease (max_lease_length)";
+    case 'offer_end':
+      return 'an offer of its nodes ends there (offer_end)';
+    case 'next_booking':
+      return 'another lease is booked on one of its nodes right after (next_booking)';
+    case 'project_max_lease_duration':
+      return "the lease reached the project's quota on a lease's length (project_max_lease_duration)";
+    default:
+      return 'no rule allows it';
   }
 }
 

@@ -27,6 +27,8 @@ export interface HttpAppParts {
   readonly policy: NodePolicy;
   /** LEASEHOLD_CLEANING_GAP. */
   readonly cleaningGapMs: number;
+  /** LEASEHOLD_NOTICE_OFFSETS (default 24 h and 1 h). */
+  readonly noticeOffsetsMs?: readonly number[];
   /** Ironic behind `/baremetal` (the ironic driver), or null. */
   readonly ironic: IronicForwarder | null;
   /** Keystone for the web UI's sign-in (LEASEHOLD_IDENTITY=keystone), or null. */
@@ -69,7 +71,7 @@ export interface HttpApp {
  */
 export function buildHttpApp(parts: HttpAppParts): HttpApp {
   const metrics = parts.metrics ?? new PrometheusMetrics();
-  const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs });
+  const leasing = new LeaseService(parts.store, parts.clock, { cleaningGapMs: parts.cleaningGapMs, noticeOffsetsMs: parts.noticeOffsetsMs });
   const lifecycle = new LifecycleService(parts.store, leasing, parts.clock, parts.logger);
   const base: EntryDeps = {
     store: parts.store,

@@ -12,6 +12,8 @@ import { LocalIdentity } from '../identity/local-identity.js';
 import type { IdentityBackend } from '../domain/identity-backend.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
 import { Reconciler } from '../engine/reconciler.js';
+import { LeaseTimekeeper } from '../engine/lease-timekeeper.js';
+import type { LeaseService } from '../leasing/lease-service.js';
 import { WebhookDispatcher } from '../engine/webhook-dispatcher.js';
 import { createLogger, type Logger } from '../logger.js';
 import { openStore } from '../store/open-store.js';
@@ -99,6 +101,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     let engine: LeaseEngine | undefined;
     let lifecycle: LifecycleService | null = null;
     let reconciler: Reconciler | undefined;
+    let leasingRef: LeaseService | null = null;
     if (config.role !== 'api') {
       if (store.engine === 'pglite') {
         // The embedded store is this process's alone (data-dir lock): claims left by a crash are ours to drop.
@@ -128,10 +131,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       closers.push(() => reconciler!.stop());
       const webhooks = new WebhookDispatcher(
         { store, clock, logger },
-        { url: config.webhookUrl, secret: config.webhookSecret, endingSoonMs: config.webhookEndingSoonMs },
+        { url: config.webhookUrl, secret: config.webhookSecret },
       );
       webhooks.start();
       closers.push(() => webhooks.stop());
+      // Notices before a lease's end and auto-renew; renewals wait for the leasing side, wired below.
+      const timekeeper = new LeaseTimekeeper({ store, clock, logger, renewer: () => leasingRef, noticeOffsetsMs: config.noticeOffsetsMs });
+      timekeeper.start();
+      closers.push(() => timekeeper.stop());
     }
     const identity: IdentityBackend =
       config.identity === 'keystone' && keystone && config.keystone
@@ -162,6 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       logger,
       policy,
       cleaningGapMs: config.cleaningGapMs,
+      noticeOffsetsMs: config.noticeOffsetsMs,
       ironic: driver instanceof IronicDriver ? driver : null,
       networks: networks && teardown ? new NetworkService({ store, driver, networks, teardown, clock, logger }) : null,
       networksOff: 'why' in opened ? opened.why : undefined,
@@ -170,6 +178,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       metricsAccess: { token: config.metrics.token, separatePort: metricsPort },
     });
     leasing.attachEngine(engine ?? null);
+    leasingRef = leasing;
     lifecycle = wired;
     const server = await listen(app.fetch, config.port, config.host);
     closers.push(() => closeServer(server));

@@ -17,6 +17,8 @@ export interface ProjectsTable {
   quota: JsonWithDefault<Record<string, unknown>>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** A JSON array of ms, or null (0011). */
+  notice_offsets_ms: ColumnType<unknown[] | null, string | null | undefined, string | null>;
 }
 
 export interface UsersTable {
@@ -121,6 +123,9 @@ export interface OffersTable {
   /** numeric(14, 4): pg answers a decimal string. Migration 0014. */
   price_per_node_hour: ColumnType<string | null, string | null | undefined, string | null>;
   currency: ColumnType<string | null, string | null | undefined, string | null>;
+  extension_window_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  extension_max_ahead_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  max_total_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
 }
 
 export interface LeasesTable {
@@ -137,6 +142,19 @@ export interface LeasesTable {
   cancelled_at: NullableTimestamp;
   ending_soon_sent_at: NullableTimestamp;
   replace_policy: Generated<string>;
+  auto_renew_step_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  auto_renew_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  auto_renew_state: ColumnType<string | null, string | null | undefined, string | null>;
+  auto_renew_rule: ColumnType<string | null, string | null | undefined, string | null>;
+  auto_renew_message: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface LeaseNoticesTable {
+  lease_id: string;
+  offset_ms: ColumnType<string | number, number, number>;
+  end_at: Timestamp;
+  sent_at: Timestamp;
+  announced: Generated<boolean>;
 }
 
 export interface WebhookDeliveriesTable {
@@ -243,6 +261,7 @@ export interface Database {
   nodes: NodesTable;
   offers: OffersTable;
   leases: LeasesTable;
+  lease_notices: LeaseNoticesTable;
   allocations: AllocationsTable;
   usage_records: UsageRecordsTable;
   lease_tasks: LeaseTasksTable;

@@ -52,6 +52,9 @@ export class KyselyLeasingStore implements LeasingStore {
             reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
             price_per_node_hour: offer.price_per_node_hour ?? null,
             currency: offer.currency ?? null,
+            extension_window_ms: offer.extension_window_ms ?? null,
+            extension_max_ahead_ms: offer.extension_max_ahead_ms ?? null,
+            max_total_ms: offer.max_total_ms ?? null,
             created_at: now,
           })
           .returning('id')
@@ -191,9 +194,9 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null, maxNodeHours: number | null = null): Promise<Lease> {
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes: number | null = null, maxNodeHours: number | null = null, expectEnd: Date | null = null): Promise<Lease> {
     if (!isUuid(id)) return Promise.reject(new NotFoundError('lease', id));
-    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes, maxNodeHours));
+    return guard(() => changeLeaseEnd(this.db, id, end, cleaningGapMs, events, now, maxNodes, maxNodeHours, expectEnd));
   }
 
   offeredNodeIds(projectId: string, now: Date): Promise<readonly string[]> {

@@ -12,6 +12,8 @@ import { keysetPage } from './keyset-page.js';
 import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyLifecycleStore } from './kysely-lifecycle-store.js';
+import { KyselyNoticeStore } from './kysely-notice-store.js';
+import type { NoticeStore } from './notice-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import { KyselyUsageStore } from './kysely-usage-store.js';
 import type { UsageStore } from './usage-store.js';
@@ -63,6 +65,7 @@ export class KyselyStore implements Store {
   readonly lifecycle: LifecycleStore;
   readonly stats: StatsStore;
   readonly usage: UsageStore;
+  readonly notices: NoticeStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -83,6 +86,7 @@ export class KyselyStore implements Store {
       pool,
     };
     this.usage = new KyselyUsageStore(db);
+    this.notices = new KyselyNoticeStore(db);
   }
 
   ping(): Promise<void> {
@@ -151,6 +155,7 @@ export class KyselyStore implements Store {
           ...(patch.name !== undefined && { name: patch.name }),
           ...(patch.description !== undefined && { description: patch.description }),
           ...(patch.quota !== undefined && { quota: JSON.stringify(patch.quota) }),
+          ...(patch.notice_offsets_ms !== undefined && { notice_offsets_ms: patch.notice_offsets_ms === null ? null : JSON.stringify(patch.notice_offsets_ms) }),
         })
         .where('id', '=', id)
         .returningAll()

@@ -1,41 +1,10 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from './database.js';
 import { guarded as guard } from './db-errors.js';
-import { insertEvents } from './queries/insert-events.js';
 import type { WebhookDelivery, WebhookOutbox } from './webhook-outbox.js';
 
 export class KyselyWebhookOutbox implements WebhookOutbox {
   constructor(private readonly db: Kysely<Database>) {}
-
-  announceEndingSoon(now: Date, windowMs: number): Promise<number> {
-    return guard(() =>
-      this.db.transaction().execute(async (trx) => {
-        const horizon = new Date(now.getTime() + windowMs);
-        const leases = await trx
-          .updateTable('leases')
-          .set({ ending_soon_sent_at: now })
-          .where('state', '=', 'active')
-          .where('ending_soon_sent_at', 'is', null)
-          .where('end_at', '>', now)
-          .where('end_at', '<=', horizon)
-          .returning(['id', 'project_id', 'end_at'])
-          .execute();
-        await insertEvents(
-          trx,
-          leases.map((l) => ({
-            type: 'lease.ending_soon',
-            actor: 'engine',
-            lease_id: l.id,
-            project_id: l.project_id,
-            message: `ends at ${l.end_at.toISOString()}`,
-            details: { end: l.end_at.toISOString() },
-          })),
-          now,
-        );
-        return leases.length;
-      }),
-    );
-  }
 
   claimDue(now: Date, limit: number, claimMs: number): Promise<readonly WebhookDelivery[]> {
     return guard(async () => {

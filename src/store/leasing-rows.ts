@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Allocation, AllocationState, AuditEvent, Lease, LeaseRequest, LeaseState, Offer, ReleaseStep } from '../domain/leasing.js';
 import type { LeaveReason, ReplacePolicy } from '../domain/replacement.js';
+import type { AutoRenew, AutoRenewState } from '../domain/auto-renew.js';
 import type { Database } from './database.js';
 
 /** Row shapes and mappers for the leasing tables. Ranges are read as lower/upper bounds, never as text. */
@@ -23,6 +24,9 @@ export function selectOffers(db: Kysely<Database>) {
       'o.reclaim_notice_ms',
       'o.currency',
       sql<string | null>`o.price_per_node_hour::text`.as('price_per_node_hour'),
+      'o.extension_window_ms',
+      'o.extension_max_ahead_ms',
+      'o.max_total_ms',
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -46,6 +50,9 @@ export function toOffer(row: OfferRow): Offer {
     // numeric(14, 4) answers "2.5000": shown as the owner wrote it, less the padding.
     price_per_node_hour: row.price_per_node_hour === null ? null : row.price_per_node_hour.replace(/\.?0+$/, ''),
     currency: row.currency,
+    extension_window_ms: toMs(row.extension_window_ms),
+    extension_max_ahead_ms: toMs(row.extension_max_ahead_ms),
+    max_total_ms: toMs(row.max_total_ms),
   };
 }
 
@@ -103,6 +110,23 @@ export interface LeaseRow {
       updated_at: Date;
       cancelled_at: Date | null;
       replace_policy: string;
+      auto_renew_step_ms?: string | number | null;
+      auto_renew_until?: Date | null;
+      auto_renew_state?: string | null;
+      auto_renew_rule?: string | null;
+      auto_renew_message?: string | null;
+}
+
+/** The lease's auto-renew from its columns (0011), or null when it has none. */
+export function toAutoRenew(row: LeaseRow): AutoRenew | null {
+  if (row.auto_renew_step_ms == null || !row.auto_renew_until || !row.auto_renew_state) return null;
+  return {
+    step_ms: Number(row.auto_renew_step_ms),
+    until: row.auto_renew_until,
+    state: row.auto_renew_state as AutoRenewState,
+    rule: row.auto_renew_rule ?? null,
+    message: row.auto_renew_message ?? null,
+  };
 }
 
 export function toLease(row: LeaseRow, allocations: readonly Allocation[]): Lease {
@@ -119,6 +143,7 @@ export function toLease(row: LeaseRow, allocations: readonly Allocation[]): Leas
     updated_at: row.updated_at,
     cancelled_at: row.cancelled_at,
     replace_policy: row.replace_policy as ReplacePolicy,
+    auto_renew: toAutoRenew(row),
     allocations,
   };
 }

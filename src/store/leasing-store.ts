@@ -17,7 +17,7 @@ export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
 > &
-  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency'>>;
+  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
@@ -146,9 +146,10 @@ export interface LeasingStore {
   /**
    * Moves a lease's end (extend, shorten, or end now): the allocations' windows, their cleaning gaps and the
    * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease;
-   * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time.
+   * PolicyViolationError when an extension would make the project hold more than `maxNodes` at a time; with
+   * `expectEnd`, ConflictError (nothing changes) when the lease's end is no longer that (a renewal lost a race).
    */
-  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null, maxNodeHours?: number | null): Promise<Lease>;
+  changeLeaseEnd(id: string, end: Date, cleaningGapMs: number, events: readonly NewAuditEvent[], now: Date, maxNodes?: number | null, maxNodeHours?: number | null, expectEnd?: Date | null): Promise<Lease>;
   /**
    * The windows of the allocations `projectId` holds overlapping [from, to), except one lease's: what the node
    * quota counts (domain/scheduling/quota.ts).

@@ -14,6 +14,7 @@ export function toProject(row: Selectable<ProjectsTable>): Project {
     name: row.name,
     description: row.description,
     quota: row.quota as ProjectQuota,
+    notice_offsets_ms: row.notice_offsets_ms === null || row.notice_offsets_ms === undefined ? null : (row.notice_offsets_ms as number[]).map(Number),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

@@ -7,6 +7,7 @@ import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { UsageStore } from './usage-store.js';
+import type { NoticeStore } from './notice-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 import type { StatsStore } from './stats-store.js';
@@ -74,6 +75,8 @@ export interface ProjectPatch {
   readonly name?: string;
   readonly description?: string;
   readonly quota?: ProjectQuota;
+  /** Its own notice offsets (ms); null: the operator's default again. */
+  readonly notice_offsets_ms?: readonly number[] | null;
 }
 
 export interface NewUser {
@@ -109,6 +112,8 @@ export interface Store {
   readonly stats: StatsStore;
   /** Usage accounting: actual use per allocation (issue 17). */
   readonly usage: UsageStore;
+  /** Notices before a lease's end and auto-renew (issue 16). */
+  readonly notices: NoticeStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

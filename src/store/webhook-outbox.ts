@@ -4,7 +4,7 @@
  */
 export interface WebhookDelivery {
   readonly id: string;
-  /** lease.started | lease.ending_soon | lease.ended | lease.failed */
+  /** A public lease event type (queries/insert-events.ts's WEBHOOK_TYPES). */
   readonly type: string;
   readonly lease_id: string | null;
   readonly payload: Readonly<Record<string, unknown>>;
@@ -12,8 +12,6 @@ export interface WebhookDelivery {
 }
 
 export interface WebhookOutbox {
-  /** Records `lease.ending_soon` for active leases ending within `windowMs` that were not announced yet. */
-  announceEndingSoon(now: Date, windowMs: number): Promise<number>;
   /** Claims up to `limit` due deliveries until `now + claimMs`. */
   claimDue(now: Date, limit: number, claimMs: number): Promise<readonly WebhookDelivery[]>;
   finish(id: string, outcome: 'delivered' | 'failed' | 'skipped', error: string | null, now: Date): Promise<void>;

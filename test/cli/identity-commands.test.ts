@@ -84,7 +84,7 @@ describe('leasehold project', () => {
 
     const nothing = await cli('project', 'set', 'physics-lab');
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes, --max-lease-duration or --max-node-hours\n');
+    expect(nothing.stderr).toBe('error: nothing to change: give --name, --description, --max-nodes, --max-lease-duration, --max-node-hours or --notice-offsets\n');
     expect(api.requests).toHaveLength(0);
   });
 });

@@ -35,6 +35,8 @@ const LEASE_VIEW = [
   'request     group 1: 3 × memory >= 48GiB and gpus >= 1',
   '            group 2: 1 × memory >= 16GiB and disk >= 1TB',
   'replace     auto: a failed node is replaced at once',
+  'notices     P1D before: due 2030-01-03T00:00:00.000Z',
+  '            PT1H before: due 2030-01-03T23:00:00.000Z',
   'created at  2030-01-01T00:00:00.000Z',
   'updated at  2030-01-01T00:00:00.000Z',
   '',
@@ -344,9 +346,9 @@ describe('leasehold lease list, show', () => {
 
     expect(result.stdout).toBe(
       [
-        'ID                                    NAME      PROJECT                               STATE    START                     END                       NODES',
-        `${LEASE_ID}  training  physics-lab                           pending  2030-01-01T00:00:00.000Z  2030-01-04T00:00:00.000Z  4`,
-        `b0000000-0000-4000-8000-000000000000  other     ${OTHER_PROJECT_ID}  active   2030-01-01T00:00:00.000Z  2030-01-04T00:00:00.000Z  0`,
+        'ID                                    NAME      PROJECT                               STATE    START                     END                       ENDS IN  NODES',
+        `${LEASE_ID}  training  physics-lab                           pending  2030-01-01T00:00:00.000Z  2030-01-04T00:00:00.000Z  3d       4`,
+        `b0000000-0000-4000-8000-000000000000  other     ${OTHER_PROJECT_ID}  active   2030-01-01T00:00:00.000Z  2030-01-04T00:00:00.000Z  3d       0`,
         '',
       ].join('\n'),
     );
@@ -379,7 +381,8 @@ describe('leasehold lease list, show', () => {
 
   it('show prints the lease and its allocations, with the errors column only when there is an error', async () => {
     api.on('GET', `/v1/leases/${LEASE_ID}`, ok(lease));
-    expect((await cli('lease', 'show', LEASE_ID)).stdout).toBe(LEASE_VIEW);
+    // `show` also says how long until the end, from the CLI's clock (2030-01-01T00:00Z here).
+    expect((await cli('lease', 'show', LEASE_ID)).stdout).toBe(LEASE_VIEW.replace('notices ', 'ends in     3d\nnotices '));
 
     const troubled = { ...lease, request: { nodes: ['gpu-01'] }, allocations: [{ ...lease.allocations[0]!, state: 'quarantined', last_error: 'clean failed' }] };
     api.on('GET', `/v1/leases/${LEASE_ID}`, ok(troubled));

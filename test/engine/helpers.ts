@@ -8,6 +8,7 @@ import type { SimulatedNetworks } from '../../src/drivers/simulated/simulated-ne
 import { LeaseEngine } from '../../src/engine/lease-engine.js';
 import type { NetworkTeardown } from '../../src/engine/network-teardown.js';
 import type { LifecycleService } from '../../src/leasing/lifecycle-service.js';
+import type { LeaseService } from '../../src/leasing/lease-service.js';
 import type { LeaseEngineOptions } from '../../src/engine/lease-engine.js';
 import { createLogger } from '../../src/logger.js';
 import { startApp } from '../support/test-app.js';
@@ -93,6 +94,8 @@ export interface Harness {
   readonly teardown: NetworkTeardown;
   /** Nodes replaced, returned, reclaimed (what the reconciler hands failed nodes to). */
   readonly lifecycle: LifecycleService;
+  /** Leasing as the API uses it (extensions, auto-renew). */
+  readonly leasing: LeaseService;
   readonly lesseeId: string;
   readonly otherLesseeId: string;
   readonly ownerId: string;
@@ -149,6 +152,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     networks: app.networks as SimulatedNetworks,
     teardown: app.teardown!,
     lifecycle: app.deps.lifecycle,
+    leasing: app.deps.leasing,
     ...projects,
     engine(over = {}) {
       // Runs on the manual clock never wait in place (watchMs 0): each wait hands the task back, as the tests expect.

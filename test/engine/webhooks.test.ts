@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LeaseTimekeeper } from '../../src/engine/lease-timekeeper.js';
 import { WebhookDispatcher, signWebhook } from '../../src/engine/webhook-dispatcher.js';
 import { HOUR, MINUTE, NODE_IDS, T0, at, harness, runUntil, silentLogger, type Harness } from './helpers.js';
 
@@ -44,7 +45,9 @@ describe('lease webhooks', () => {
   });
 
   const dispatcher = (over: { url?: string | null } = {}) =>
-    new WebhookDispatcher({ store: h.store, clock: h.clock, logger: silentLogger }, { url: over.url === undefined ? url : over.url, secret: SECRET, endingSoonMs: HOUR });
+    new WebhookDispatcher({ store: h.store, clock: h.clock, logger: silentLogger }, { url: over.url === undefined ? url : over.url, secret: SECRET });
+  // Notices before the end are written by the timekeeper with their events; the dispatcher sends their webhooks.
+  const keeper = () => new LeaseTimekeeper({ store: h.store, clock: h.clock, logger: silentLogger, renewer: () => null, noticeOffsetsMs: [HOUR] });
   const types = () => received.map((r) => JSON.parse(r.body).type);
 
   it('announces a lease started, ending soon and ended, each once, signed', async () => {
@@ -56,6 +59,8 @@ describe('lease webhooks', () => {
     expect(types()).toEqual(['lease.started']);
 
     await h.clock.advanceTo(at(2 * HOUR + MINUTE));
+    await keeper().runOnce();
+    await keeper().runOnce();
     await hooks.runOnce();
     await hooks.runOnce();
     expect(types()).toEqual(['lease.started', 'lease.ending_soon']);

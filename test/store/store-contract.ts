@@ -5,6 +5,7 @@ import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
+import { noticesContract } from './contract/notices-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { statsContract } from './contract/stats-contract.js';
@@ -27,5 +28,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     lifecycleContract(openFreshStore);
     statsContract(openFreshStore);
     usageContract(openFreshStore);
+    noticesContract(openFreshStore);
   });
 }

@@ -17,6 +17,9 @@ const offer = (over: Partial<Offer>): Offer => ({
   created_at: new Date(0),
   withdrawn_at: null,
   reclaim_notice_ms: null,
+  extension_window_ms: null,
+  extension_max_ahead_ms: null,
+  max_total_ms: null,
   ...over,
 });
 

@@ -13,6 +13,7 @@ import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { leaseNames } from '../lease-names.js';
 import { leaseJson, type LeaseNames } from '../serializers.js';
+import { AutoRenewInput, AutoRenewOut, NoticeOut, parseAutoRenew } from '../extension-schemas.js';
 
 /** A lease's start and end book time: within 10 years of now (checked against the clock in ask()). */
 const Time = TimeInput.openapi({ description: 'RFC 3339, within 10 years of now.' });
@@ -43,6 +44,7 @@ const LeaseBody = z
       .max(50)
       .optional(),
     replace: ReplaceInput.optional(),
+    auto_renew: AutoRenewInput.optional(),
   })
   .strict();
 
@@ -75,6 +77,8 @@ export const LeaseSchema = z
       }),
     ),
     replace_policy: ReplaceInput,
+    auto_renew: AutoRenewOut.nullable().openapi({ description: 'The lessee\'s auto-renew, or null.' }),
+    notices: z.array(NoticeOut).openapi({ description: "`lease.ending_soon` notices of the current end, in the order they fall due." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -148,14 +152,19 @@ const patchLease = createRoute({
   path: '/v1/leases/{id}',
   tags: ['leases'],
   summary: 'Extend or shorten a lease',
-  description: 'An extension must fit the offers, their policy, the quota and the next lease on every node.',
+  description:
+    'An extension must fit the offers, their policy (extension window, horizon, total length: 409 policy_violation with ' +
+    'error.details.rule), the quota and the next lease on every node; nothing changes when refused.',
   request: {
     params: IdParam,
     body: jsonBody(
       z
-        .object({ end: Time.optional(), replace: ReplaceInput.optional() })
+        .object({ end: Time.optional(), replace: ReplaceInput.optional(), auto_renew: AutoRenewInput.nullable().optional() })
         .strict()
-        .refine((b) => b.end !== undefined || b.replace !== undefined, { message: 'give `end` (a new end) or `replace` (a policy)', path: ['end'] }),
+        .refine((b) => b.end !== undefined || b.replace !== undefined || b.auto_renew !== undefined, {
+          message: 'give `end` (a new end), `replace` (a policy) or `auto_renew` (null: off)',
+          path: ['end'],
+        }),
     ),
   },
   responses: { 200: jsonResponse(LeaseSchema, 'The lease'), ...errorResponses(400, 401, 403, 404, 409) },
@@ -230,7 +239,11 @@ export function leaseRoutes(deps: ApiDeps) {
     const project = await callerProject(principal);
     if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
     const body = c.req.valid('json');
-    const lease = await deps.leasing.create(project, ask(body), { name: body.name, actor: principal, replace: body.replace });
+    const asked = ask(body);
+    // `max_total` counts from the start: the asked one, or now (the planner starts a lease without one now).
+    const autoRenew = body.auto_renew ? parseAutoRenew(body.auto_renew, asked.start ?? deps.clock.now()) : undefined;
+    if (body.auto_renew?.until) checkWithinHorizon(new Date(body.auto_renew.until), deps.clock.now(), 'auto_renew.until');
+    const lease = await deps.leasing.create(project, asked, { name: body.name, actor: principal, replace: body.replace, autoRenew });
     c.get('log').info({ lease: lease.id, nodes: lease.allocations.length }, 'lease created');
     return c.json(leaseJson(lease, await names([lease]), deps.clock.now()), 201);
   });
@@ -267,6 +280,13 @@ export function leaseRoutes(deps: ApiDeps) {
     const lease = await visibleLease(principal, c.req.valid('param').id);
     if (!canChangeLeasesOf(principal, lease.project_id)) throw new ForbiddenError("only the lessee's members or an operator can change a lease");
     const body = c.req.valid('json');
+    // Every part of the request is checked before any is applied: a refused request changes nothing.
+    if (body.auto_renew?.until) checkWithinHorizon(new Date(body.auto_renew.until), deps.clock.now(), 'auto_renew.until');
+    const renew = body.auto_renew ? parseAutoRenew(body.auto_renew, lease.start) : null;
+    const newEnd = body.end !== undefined ? new Date(body.end) : lease.end;
+    if (renew && renew.until.getTime() <= newEnd.getTime()) {
+      throw new InvalidRequestError(`auto_renew.until must be after the lease's end (${newEnd.toISOString()})`, { details: { field: 'auto_renew.until' } });
+    }
     let updated = lease;
     if (body.end !== undefined) {
       const end = new Date(body.end);
@@ -281,6 +301,7 @@ export function leaseRoutes(deps: ApiDeps) {
       updated = await deps.leasing.changeEnd(project, lease, end, principal);
     }
     if (body.replace !== undefined && body.replace !== updated.replace_policy) updated = await deps.leasing.setReplacePolicy(updated, body.replace, principal);
+    if (body.auto_renew !== undefined) updated = await deps.leasing.setAutoRenew(updated, renew, principal);
     return c.json(leaseJson(updated, await names([updated]), deps.clock.now()), 200);
   });
 

@@ -14,6 +14,7 @@ import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { offerJson } from '../serializers.js';
+import { ExtensionPolicyFields, ExtensionPolicyOut, parseExtensionPolicy } from '../extension-schemas.js';
 
 const Time = TimeInput;
 const Duration = DurationInput;
@@ -34,6 +35,7 @@ export const OfferSchema = z
     max_lease_duration: z.string().nullable(),
     min_lease_duration: z.string().nullable(),
     reclaim_notice: z.string().nullable().openapi({ description: 'The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends.' }),
+    ...ExtensionPolicyOut,
     allowed_projects: z.array(z.string()).nullable(),
     price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
     currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
@@ -75,6 +77,7 @@ const createOffer = createRoute({
           }),
           price_per_node_hour: PriceInput.optional(),
           currency: CurrencyInput.optional(),
+          ...ExtensionPolicyFields,
           allowed_projects: z
             .array(IdOrName)
             .max(MAX_ALLOWED_PROJECTS)
@@ -199,9 +202,10 @@ export function offerRoutes(deps: ApiDeps) {
       const field = body.currency === undefined ? 'currency' : 'price_per_node_hour';
       throw new InvalidRequestError('price_per_node_hour and currency go together', { details: { field } });
     }
+    const extension = parseExtensionPolicy(body, max);
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim, price_per_node_hour: body.price_per_node_hour ?? null, currency: body.currency ?? null },
+      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim, price_per_node_hour: body.price_per_node_hour ?? null, currency: body.currency ?? null, ...extension },
       [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
       now,
     );

@@ -2,7 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { parseDuration } from '../../domain/duration.js';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.js';
 import type { Project } from '../../domain/identity.js';
-import { canCreateProject, canDeleteProject, canSeeProject, canUpdateProject, isAdmin } from '../../domain/policy.js';
+import { MAX_NOTICE_OFFSETS, normalizeOffsets } from '../../domain/notices.js';
+import { canCreateProject, canDeleteProject, canSeeProject, canSetNoticeOffsets, canUpdateProject, isAdmin } from '../../domain/policy.js';
 import type { ProjectPatch } from '../../store/store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { managedByKeystone } from '../keystone-managed.js';
@@ -73,11 +74,27 @@ const updateProject = createRoute({
   method: 'patch',
   path: '/v1/projects/{id}',
   tags: ['identity'],
-  summary: 'Rename a project or set its quota (operator)',
+  summary: 'Rename a project or set its quota (operator), or its notice offsets (operator or its manager)',
   request: {
     params: IdParam,
     body: jsonBody(
-      z.object({ name: Name.optional(), description: Description, quota: QuotaPatch.optional() }).strict(),
+      z
+        .object({
+          name: Name.optional(),
+          description: Description,
+          quota: QuotaPatch.optional(),
+          notice_offsets: z
+            .array(DurationInput)
+            .max(MAX_NOTICE_OFFSETS)
+            .nullable()
+            .optional()
+            .openapi({
+              description:
+                "How long before a lease's end the project hears `lease.ending_soon` ([\"P1D\", \"PT1H\"]; [] for none); null: the operator's " +
+                "default. The project's own manager may set this one field.",
+            }),
+        })
+        .strict(),
     ),
   },
   responses: { 200: jsonResponse(ProjectSchema, 'The updated project'), ...errorResponses(400, 401, 403, 404, 409) },
@@ -132,13 +149,20 @@ export function projectRoutes(deps: ApiDeps) {
   router.openapi(updateProject, async (c) => {
     const principal = c.get('principal');
     const project = await visibleProject(principal, c.req.valid('param').id);
-    if (!canUpdateProject(principal)) throw new ForbiddenError('only an operator (admin) can change projects and quotas');
     const body = c.req.valid('json');
+    const onlyNotices = body.name === undefined && body.description === undefined && body.quota === undefined && body.notice_offsets !== undefined;
+    if (!canUpdateProject(principal) && !(onlyNotices && canSetNoticeOffsets(principal, project.id))) {
+      throw new ForbiddenError("only an operator (admin) can change projects and quotas; a project's manager may set its notice_offsets");
+    }
     if (deps.identity.kind === 'keystone' && body.name !== undefined && body.name !== project.name) throw managedByKeystone("projects' names");
     const patch: ProjectPatch = {
       name: body.name,
       description: body.description,
       quota: body.quota === undefined ? undefined : mergeQuota(project, body.quota),
+      notice_offsets_ms:
+        body.notice_offsets === undefined || body.notice_offsets === null
+          ? body.notice_offsets
+          : normalizeOffsets(body.notice_offsets.map((d, i) => parseDuration(d, `notice_offsets[${i}]`))),
     };
     const updated = await deps.store.updateProject(project.id, patch, deps.clock.now());
     c.get('log').info({ project: project.id, patch: body }, 'project updated');

@@ -10,6 +10,7 @@ import { renderFields, renderJson, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, collectNeed, parsePositiveDuration, parseTimestamp, type Need } from '../parsers.js';
 import { listOptions, type ListFlags } from './list-options.js';
+import { autoRenewBody, autoRenewOptions, endsIn, leaseTimeFields } from './lease-time-view.js';
 
 const leasePath = (id: string) => `/v1/leases/${encodeURIComponent(id)}`;
 
@@ -93,7 +94,7 @@ function span(start: string, end: string): string | null {
 }
 
 /** A lease as fields, then its allocations (which node serves which group, in which state). */
-export function leaseView(l: Lease): string {
+export function leaseView(l: Lease, now: Date | null = null): string {
   const fields = renderFields([
     ['id', l.id],
     ['name', l.name],
@@ -104,6 +105,7 @@ export function leaseView(l: Lease): string {
     ['duration', span(l.start, l.end)],
     ['request', requestText(l.request)],
     ['replace', REPLACE_TEXT[l.replace_policy]],
+    ...leaseTimeFields(l, now),
     ['created at', l.created_at],
     ['updated at', l.updated_at],
   ]);
@@ -123,10 +125,10 @@ function quoteView(q: Quote): string {
   return `${fields}\n${table}`;
 }
 
-function leaseTable(leases: Lease[], names: ReadonlyMap<string, string>): string {
+function leaseTable(leases: Lease[], names: ReadonlyMap<string, string>, now: Date): string {
   return renderTable(
-    ['ID', 'NAME', 'PROJECT', 'STATE', 'START', 'END', 'NODES'],
-    leases.map((l) => [l.id, l.name, nameOf(names, l.project_id), l.state, l.start, l.end, l.allocations.length]),
+    ['ID', 'NAME', 'PROJECT', 'STATE', 'START', 'END', 'ENDS IN', 'NODES'],
+    leases.map((l) => [l.id, l.name, nameOf(names, l.project_id), l.state, l.start, l.end, endsIn(l, now), l.allocations.length]),
   );
 }
 
@@ -139,7 +141,7 @@ type RequestFlags = {
   start?: string;
 };
 
-type CreateFlags = RequestFlags & { wait?: boolean; waitTimeout?: number; replace?: string };
+type CreateFlags = RequestFlags & { wait?: boolean; waitTimeout?: number; replace?: string; autoRenew?: number; renewUntil?: string; renewMaxTotal?: number };
 
 /** The options `lease create` and `lease quote` share: what to lease and when. */
 function requestOptions(command: Command): Command {
@@ -261,7 +263,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
     .description('create, quote, list, show, extend and cancel leases')
     .helpCommand(false);
 
-  requestOptions(lease.command('create').description('lease nodes, all or nothing'))
+  autoRenewOptions(requestOptions(lease.command('create').description('lease nodes, all or nothing')))
     .addOption(replaceOption())
     .option('--wait', 'wait until the lease is active (its nodes handed over), printing progress')
     .addOption(
@@ -285,7 +287,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
       ].join('\n'),
     )
     .action(async (flags: CreateFlags) => {
-      const body = { ...requestBody(flags), replace: flags.replace };
+      const body = { ...requestBody(flags), replace: flags.replace, auto_renew: autoRenewBody(flags) };
       if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout goes with --wait');
       const client = await ctx.client();
       const created = await explainRefusal(ctx, () => client.post<Lease>('/v1/leases', body));
@@ -316,7 +318,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
       await printList<Lease>(
         ctx,
         { path: '/v1/leases', key: 'leases', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        async (leases) => leaseTable(leases, await projectNames(ctx, leases.map((l) => l.project_id))),
+        async (leases) => leaseTable(leases, await projectNames(ctx, leases.map((l) => l.project_id)), ctx.now()),
       );
     });
 
@@ -327,7 +329,7 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
     .action(async (id: string) => {
       const client = await ctx.client();
       const shown = await client.get<Lease>(leasePath(id));
-      ctx.print(shown, () => leaseView(shown));
+      ctx.print(shown, () => leaseView(shown, ctx.now()));
     });
 
   lease

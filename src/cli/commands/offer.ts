@@ -65,10 +65,21 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ['allowed projects', allowed(o, names)],
     ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
     ['price', o.price_per_node_hour === null || o.price_per_node_hour === undefined ? 'none' : `${o.price_per_node_hour} ${o.currency} per node-hour`],
+    // The extension policy only when the offer has one: most offers have none, and their view stays as it was.
+    ...extensionFields(o),
     ['free', o.free_windows.length === 0 ? 'none' : o.free_windows.map((w) => formatWindow(w, now)).join('\n')],
     ['created at', o.created_at],
     ['withdrawn at', o.withdrawn_at],
   ]);
+}
+
+function extensionFields(o: Offer): (readonly [string, string])[] {
+  if (!o.extension_window && !o.extension_max_ahead && !o.max_total_length) return [];
+  return [
+    ['extension window', o.extension_window ? `within ${o.extension_window} of the end` : 'any time'],
+    ['extends at most', o.extension_max_ahead ? `${o.extension_max_ahead} ahead of now` : 'no limit'],
+    ['max total length', o.max_total_length ?? 'the max lease'],
+  ];
 }
 
 function projectIds(offers: readonly Offer[]): string[] {
@@ -84,6 +95,9 @@ type OfferCreateFlags = {
   reclaimNotice?: string;
   price?: string;
   currency?: string;
+  extensionWindow?: string;
+  extensionMaxAhead?: string;
+  maxTotalLength?: string;
 };
 
 type OfferListFlags = ListFlags & {
@@ -120,9 +134,13 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     )
     .addOption(new Option('--price <amount>', 'price per node-hour, e.g. 2.50 (needs --currency); usage reports charges from it').argParser(parsePrice))
     .addOption(new Option('--currency <code>', 'ISO 4217 code of --price, e.g. EUR').argParser(parseCurrency))
+    // The extension policy (issue 16): how a lessee may extend a lease by itself.
+    .addOption(new Option('--extension-window <duration>', 'lessees may extend only within this long of the end, e.g. 2d').argParser(parseIsoDuration))
+    .addOption(new Option('--extension-max-ahead <duration>', 'an extension reaches at most this far from now, e.g. 7d').argParser(parseIsoDuration))
+    .addOption(new Option('--max-total-length <duration>', 'a lease never longer than this in total, extensions included, e.g. 14d').argParser(parseIsoDuration))
     .addHelpText(
       'after',
-      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-04 --max-lease 7d --extension-window 2d --extension-max-ahead 7d --max-total-length 14d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
     )
     .action(async (node: string, flags: OfferCreateFlags) => {
       if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {
@@ -147,6 +165,9 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         reclaim_notice: flags.reclaimNotice,
         price_per_node_hour: flags.price,
         currency: flags.currency,
+        extension_window: flags.extensionWindow,
+        extension_max_ahead: flags.extensionMaxAhead,
+        max_total_length: flags.maxTotalLength,
       });
       if (ctx.json) return ctx.print(created, () => '');
       const names = await projectNames(ctx, projectIds([created]));

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { formatLimit } from '../format.js';
 import { renderFields, renderTable } from '../output.js';
 import { printList } from '../paging.js';
-import { parseCountOrNone, parseDurationOrNone, parseNodeHoursOrNone, UNLIMITED } from '../parsers.js';
+import { parseCountOrNone, parseDurationOrNone, parseIsoDuration, parseNodeHoursOrNone, UNLIMITED } from '../parsers.js';
 import { listOptions, type ListFlags } from './list-options.js';
 
 export const projectPath = (idOrName: string) => `/v1/projects/${encodeURIComponent(idOrName)}`;
@@ -18,6 +18,8 @@ export function projectFields(p: Project): string {
     ['max nodes', formatLimit(p.quota.max_nodes)],
     ['max lease duration', formatLimit(p.quota.max_lease_duration)],
     ['max node-hours/month', formatLimit(p.quota.max_node_hours)],
+    // Only a project with its own notice offsets says so; the others follow the operator's.
+    ...(p.notice_offsets === null ? [] : [['notices', p.notice_offsets.length === 0 ? 'none' : p.notice_offsets.map((o) => `${o} before the end`).join(', ')] as const]),
     ['created at', p.created_at],
     ['updated at', p.updated_at],
   ]);
@@ -91,11 +93,27 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
         parseNodeHoursOrNone,
       ),
     )
-    .addHelpText('after', '\nExample:\n  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d --max-node-hours 2000')
+    .addOption(
+      new Option(
+        '--notice-offsets <list|default|none>',
+        "when the project hears a lease is ending, e.g. 1d,1h; \"default\": the operator's; \"none\": never (its manager may set this)",
+      ).argParser(parseNoticeOffsets),
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  leasehold project set physics-lab --max-nodes 10 --max-lease-duration 5d --max-node-hours 2000\n  leasehold project set physics-lab --notice-offsets 2d,1h',
+    )
     .action(
       async (
         idOrName: string,
-        flags: { name?: string; description?: string; maxNodes?: number | typeof UNLIMITED; maxLeaseDuration?: string; maxNodeHours?: number | typeof UNLIMITED },
+        flags: {
+          name?: string;
+          description?: string;
+          maxNodes?: number | typeof UNLIMITED;
+          maxLeaseDuration?: string;
+          maxNodeHours?: number | typeof UNLIMITED;
+          noticeOffsets?: string[] | 'default';
+        },
       ) => {
         const orNull = <T>(value: T) => (value === UNLIMITED ? null : value);
         const quota: Record<string, unknown> = {};
@@ -106,12 +124,24 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
         if (flags.name !== undefined) body.name = flags.name;
         if (flags.description !== undefined) body.description = flags.description;
         if (Object.keys(quota).length > 0) body.quota = quota;
+        if (flags.noticeOffsets !== undefined) body.notice_offsets = flags.noticeOffsets === 'default' ? null : flags.noticeOffsets;
         if (Object.keys(body).length === 0) {
-          throw new UsageError('nothing to change: give --name, --description, --max-nodes, --max-lease-duration or --max-node-hours');
+          throw new UsageError('nothing to change: give --name, --description, --max-nodes, --max-lease-duration, --max-node-hours or --notice-offsets');
         }
         const client = await ctx.client();
         const updated = await client.patch<Project>(projectPath(idOrName), body);
         ctx.print(updated, () => projectFields(updated));
       },
     );
+}
+
+/**
+ * `--notice-offsets 1d,1h` as ISO 8601 durations; `default` the operator's (sent as null: commander takes a parser's
+ * null for "no value" and keeps the text), `none` an empty list.
+ */
+function parseNoticeOffsets(value: string): string[] | 'default' {
+  const text = value.trim().toLowerCase();
+  if (text === 'default') return 'default';
+  if (text === 'none') return [];
+  return value.split(',').map((part) => parseIsoDuration(part.trim()));
 }

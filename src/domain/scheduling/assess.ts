@@ -26,6 +26,16 @@ export interface AssessContext {
   readonly heldByNode: ReadonlyMap<string, readonly Held[]>;
   /** Nodes known to be in use by the lease being assessed (an extension): their provision state is expected. */
   readonly inUse?: ReadonlySet<string>;
+  /**
+   * Assessing an extension: an offer's `max_total_ms`, when set, replaces its `max_lease_ms` (which bounds the lease
+   * as booked; extension-policy.ts has the time rules of extending).
+   */
+  readonly extending?: boolean;
+}
+
+/** The longest lease an offer allows: as booked, or after extensions when it has a total limit. */
+export function offerLengthCap(o: Pick<Offer, 'max_lease_ms' | 'max_total_ms'>, extending: boolean | undefined): number | null {
+  return extending && o.max_total_ms !== null ? o.max_total_ms : o.max_lease_ms;
 }
 
 /**
@@ -65,8 +75,8 @@ function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Inter
   for (const o of covering) {
     if (!offerAllows(o, ctx.project.id)) {
       reason ||= 'not offered to this project';
-    } else if (o.max_lease_ms !== null && duration > o.max_lease_ms) {
-      reason = `offer allows at most ${formatDuration(o.max_lease_ms)}`;
+    } else if (offerLengthCap(o, ctx.extending) !== null && duration > offerLengthCap(o, ctx.extending)!) {
+      reason = `offer allows at most ${formatDuration(offerLengthCap(o, ctx.extending)!)}`;
     } else if (o.min_lease_ms !== null && duration < o.min_lease_ms) {
       reason = `offer requires at least ${formatDuration(o.min_lease_ms)}`;
     } else {

@@ -1,6 +1,6 @@
 import type { PlanNode } from '../inventory.js';
 import { offerAllows } from '../leasing.js';
-import type { AssessContext, Refusal } from './assess.js';
+import { offerLengthCap, type AssessContext, type Refusal } from './assess.js';
 
 /**
  * The latest end to which a lease that began at `leaseStart` may hold `node`, by the owner's policy (the best
@@ -15,7 +15,8 @@ export function latestEnd(node: PlanNode, leaseStart: number, ctx: AssessContext
     for (const o of ctx.offersByNode.get(node.id) ?? []) {
       if (o.start.getTime() > leaseStart) continue;
       if (!offerAllows(o, ctx.project.id)) continue;
-      const cap = Math.min(o.end?.getTime() ?? Infinity, o.max_lease_ms === null ? Infinity : leaseStart + o.max_lease_ms);
+      const length = offerLengthCap(o, ctx.extending);
+      const cap = Math.min(o.end?.getTime() ?? Infinity, length === null ? Infinity : leaseStart + length);
       policy = Math.max(policy, cap);
     }
   }

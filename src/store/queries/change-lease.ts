@@ -5,6 +5,7 @@ import type { Database } from '../database.js';
 import { loadLeases } from '../leasing-rows.js';
 import { checkNodeQuotaLocked, lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
+import { forgetOtherEnds } from './lease-notices.js';
 import { tstzRange } from './ranges.js';
 
 /** Allocations whose window may still move: not yet released, quarantined or cancelled. */
@@ -24,11 +25,18 @@ export async function changeLeaseEnd(
   now: Date,
   maxNodes: number | null = null,
   maxNodeHours: number | null = null,
+  expectEnd: Date | null = null,
 ): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
     const lease = await trx.selectFrom('leases').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
     if (!lease) throw new NotFoundError('lease', id);
     if ((FINISHED_LEASE_STATES as readonly string[]).includes(lease.state)) throw new ConflictError(`lease ${id} is ${lease.state}; its end can no longer change`);
+    // A renewal computed from an end that moved meanwhile (another engine renewed it, the lessee changed it) is void.
+    if (expectEnd !== null && lease.end_at.getTime() !== expectEnd.getTime()) {
+      throw new ConflictError(`lease ${id} ends at ${lease.end_at.toISOString()} now, not ${expectEnd.toISOString()}`, { details: { end: lease.end_at.toISOString() } });
+    }
+    // Its notices are re-armed for the new end (issue 16).
+    await forgetOtherEnds(trx, id, end);
     const nodes = await trx.selectFrom('allocations').select('node_id').where('lease_id', '=', id).where('holds', '=', true).where('leave_reason', 'is', null).execute();
     await lockNodes(trx, nodes.map((n) => n.node_id));
     if ((maxNodes !== null || maxNodeHours !== null) && end.getTime() > lease.end_at.getTime()) {

@@ -15,6 +15,9 @@ export const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
   'lease.reclaim_scheduled': 'lease.reclaim_scheduled',
   'lease.offer_withdrawn': 'lease.offer_withdrawn',
   'lease.node_recovered': 'lease.node_recovered',
+  // Auto-renew (issue 16): each step, and the one warning that it could not go on.
+  'lease.renewed': 'lease.renewed',
+  'lease.renewal_failed': 'lease.renewal_failed',
 };
 
 /**

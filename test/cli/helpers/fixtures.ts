@@ -11,6 +11,7 @@ export const project = {
   name: 'physics-lab',
   description: 'Physics department',
   quota: { max_nodes: null, max_lease_duration: 'P5D', max_node_hours: null },
+  notice_offsets: null as string[] | null,
   created_at: '2029-12-01T10:00:00.000Z',
   updated_at: '2029-12-02T10:00:00.000Z',
 };
@@ -99,6 +100,9 @@ export const offer = {
   reclaim_notice: null,
   price_per_node_hour: null,
   currency: null,
+  extension_window: null,
+  extension_max_ahead: null,
+  max_total_length: null,
 };
 
 const allocation = (node_id: string, node_name: string, group: number) => ({
@@ -136,6 +140,11 @@ export const lease = {
     allocation(NODE_ID_4, 'disk-01', 1),
   ],
   replace_policy: 'auto',
+  auto_renew: null as null | { step: string; until: string; state: string; rule: string | null; message: string | null },
+  notices: [
+    { offset: 'P1D', at: '2030-01-03T00:00:00.000Z', sent_at: null as string | null },
+    { offset: 'PT1H', at: '2030-01-03T23:00:00.000Z', sent_at: null as string | null },
+  ],
   created_at: '2030-01-01T00:00:00.000Z',
   updated_at: '2030-01-01T00:00:00.000Z',
 };

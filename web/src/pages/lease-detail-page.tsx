@@ -10,6 +10,8 @@ import { ErrorNotice } from '../components/error-notice';
 import { LeaseActions } from '../components/lease-actions';
 import { NodeNetworks } from '../components/node-networks';
 import { ReplacePolicy } from '../components/replace-policy';
+import { LeaseNotices } from '../components/lease-notices';
+import { LeaseRenewal } from '../components/lease-renewal';
 import { StateBadge } from '../components/lease-state';
 import { formatTime } from '../lib/format';
 import { isSettled, leasePollMs } from '../lib/lease-poll';
@@ -120,7 +122,9 @@ export function LeaseDetailPage() {
           <div><dt>Asked for</dt><dd className="mono">{lease.request.nodes.join(', ')}</dd></div>
         )}
         <div><dt>When a node fails</dt><dd><ReplacePolicy api={api} lease={lease} canChange={canChange} onChanged={detail.reload} /></dd></div>
+        <div><dt>Notices</dt><dd><LeaseNotices lease={lease} /></dd></div>
       </dl>
+      {ours && (lease.state === 'pending' || lease.state === 'active') && <LeaseRenewal api={api} lease={lease} canChange={canChange} onChanged={detail.reload} />}
 
       <h2>Nodes</h2>
       <AllocationTable

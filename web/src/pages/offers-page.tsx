@@ -9,6 +9,7 @@ import { ConfirmButton } from '../components/confirm-button';
 import { DurationText } from '../components/duration';
 import { ErrorNotice } from '../components/error-notice';
 import { Field, explainedByFields, fieldErrors } from '../components/field';
+import { EMPTY_EXTENSION, ExtensionPolicyFields, extensionBody, type ExtensionDraft } from '../components/extension-policy-fields';
 import { StateBadge } from '../components/lease-state';
 import { UtcTimeField, utcInputToIso } from '../components/utc-time';
 import { formatTime, shortId } from '../lib/format';
@@ -18,7 +19,7 @@ import { canRoleAct } from '../nav';
 type View = 'in-force' | 'all' | Offer['status'];
 const IN_FORCE = new Set<Offer['status']>(['active', 'scheduled']);
 const PLAIN_LIST: CSSProperties = { listStyle: 'none', margin: 0, padding: 0 };
-const FIELDS = ['node_id', 'start', 'end', 'max_lease_duration', 'min_lease_duration', 'allowed_projects'] as const;
+const FIELDS = ['node_id', 'start', 'end', 'max_lease_duration', 'min_lease_duration', 'allowed_projects', 'extension_window', 'extension_max_ahead', 'max_total_length'] as const;
 
 /** The offers of the viewer's project (the operator: of every project, or of `owner`). */
 async function loadOffers(api: Api, owner: string | undefined, signal: AbortSignal) {
@@ -73,14 +74,15 @@ interface Draft {
   max: string;
   min: string;
   allowed: string;
+  extension: ExtensionDraft;
 }
-const EMPTY: Draft = { node: '', start: '', end: '', max: '', min: '', allowed: '' };
+const EMPTY: Draft = { node: '', start: '', end: '', max: '', min: '', allowed: '', extension: EMPTY_EXTENSION };
 
 function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: Node[]; showOwner: boolean; onCreated: () => void }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const action = useAction();
   const errors = fieldErrors(action.error);
-  const set = (key: keyof Draft) => (value: string) => setDraft((d) => ({ ...d, [key]: value }));
+  const set = (key: Exclude<keyof Draft, 'extension'>) => (value: string) => setDraft((d) => ({ ...d, [key]: value }));
   const node = draft.node || nodes[0]?.id || '';
 
   function submit(event: FormEvent) {
@@ -93,7 +95,7 @@ function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: N
         max_lease_duration?: string;
         min_lease_duration?: string;
         allowed_projects?: string[];
-      } = { node_id: node };
+      } & ReturnType<typeof extensionBody> = { node_id: node, ...extensionBody(draft.extension) };
       const start = utcInputToIso(draft.start);
       const end = utcInputToIso(draft.end);
       if (start) body.start = start;
@@ -146,6 +148,7 @@ function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: N
             {(control) => <input {...control} value={draft.allowed} onChange={(e) => set('allowed')(e.target.value)} spellCheck={false} autoCapitalize="off" />}
           </Field>
         </div>
+        <ExtensionPolicyFields draft={draft.extension} onChange={(extension) => setDraft((d) => ({ ...d, extension }))} errors={errors} />
         <div className="row">
           <button type="submit" disabled={action.busy || !node}>
             {action.busy ? 'Offering…' : 'Offer node'}
@@ -270,6 +273,10 @@ export function OffersPage() {
                   <td data-label="Length">
                     <div>at most <DurationText value={offer.max_lease_duration} /></div>
                     <div>at least <DurationText value={offer.min_lease_duration} none="any" /></div>
+                    {/* The extension policy only when set: most offers have none. */}
+                    {offer.extension_window && <div>extend within <DurationText value={offer.extension_window} /> of the end</div>}
+                    {offer.extension_max_ahead && <div>extend up to <DurationText value={offer.extension_max_ahead} /> ahead</div>}
+                    {offer.max_total_length && <div>at most <DurationText value={offer.max_total_length} /> in total</div>}
                   </td>
                   <td data-label="Who">
                     <AllowedProjects ids={offer.allowed_projects} names={names} />
