@@ -63,6 +63,8 @@ export interface Offer {
   readonly withdrawn_at: Date | null;
   /** The owner may take the node back before a lease ends, with this much notice (ms); null: never. */
   readonly reclaim_notice_ms: number | null;
+  /** A sub-offer: the allocation of the offering lessee it is carved from (domain/subleasing.ts); null: the owner's. */
+  readonly parent_allocation_id: string | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */
@@ -95,6 +97,8 @@ export interface Allocation {
   readonly replaces: string | null;
   /** A failure of its node recorded on it while the lease stays on the node (no substitute, or not asked for). */
   readonly failure: string | null;
+  /** A sub-allocation: the allocation of the parent lease it is carved from (domain/subleasing.ts), or null. */
+  readonly parent_allocation_id: string | null;
 }
 
 export interface Lease {

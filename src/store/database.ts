@@ -118,6 +118,8 @@ export interface OffersTable {
   created_at: Timestamp;
   withdrawn_at: NullableTimestamp;
   reclaim_notice_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  /** The allocation a sub-offer is carved from (0012), or null for an owner's offer. */
+  parent_allocation_id: Generated<string | null>;
 }
 
 export interface LeasesTable {
@@ -167,6 +169,8 @@ export interface AllocationsTable {
   leave_reason: Generated<string | null>;
   left_at: NullableTimestamp;
   replaces: Generated<string | null>;
+  /** The allocation this sub-allocation is carved from (0012), or null. */
+  parent_allocation_id: Generated<string | null>;
   failure: Generated<string | null>;
   failure_kind: Generated<string | null>;
 }

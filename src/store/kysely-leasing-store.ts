@@ -50,6 +50,7 @@ export class KyselyLeasingStore implements LeasingStore {
             allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
             created_by: offer.created_by,
             reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
+            parent_allocation_id: offer.parent_allocation_id ?? null,
             created_at: now,
           })
           .returning('id')

@@ -21,6 +21,7 @@ export function selectOffers(db: Kysely<Database>) {
       'o.created_at',
       'o.withdrawn_at',
       'o.reclaim_notice_ms',
+      'o.parent_allocation_id',
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -41,6 +42,7 @@ export function toOffer(row: OfferRow): Offer {
     created_at: row.created_at,
     withdrawn_at: row.withdrawn_at,
     reclaim_notice_ms: toMs(row.reclaim_notice_ms),
+    parent_allocation_id: row.parent_allocation_id,
   };
 }
 
@@ -60,6 +62,7 @@ export function selectAllocations(db: Kysely<Database>) {
       'a.left_at',
       'a.replaces',
       'a.failure',
+      'a.parent_allocation_id',
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
     ]);
@@ -82,6 +85,7 @@ export function toAllocation(row: AllocationRow): Allocation {
     left_at: row.left_at,
     replaces: row.replaces,
     failure: row.failure,
+    parent_allocation_id: row.parent_allocation_id,
   };
 }
 

@@ -17,7 +17,7 @@ export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
 > &
-  Partial<Pick<Offer, 'reclaim_notice_ms'>>;
+  Partial<Pick<Offer, 'reclaim_notice_ms' | 'parent_allocation_id'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 

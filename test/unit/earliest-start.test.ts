@@ -17,6 +17,7 @@ const offer = (over: Partial<Offer>): Offer => ({
   created_at: new Date(0),
   withdrawn_at: null,
   reclaim_notice_ms: null,
+  parent_allocation_id: null,
   ...over,
 });
 
