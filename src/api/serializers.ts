@@ -2,6 +2,7 @@ import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
+import type { LinkedLease, SubleaseLinks } from '../store/sublease-store.js';
 
 /** Domain objects to their JSON form: RFC 3339 UTC timestamps, ISO 8601 durations, no secrets. */
 
@@ -98,6 +99,13 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
 export interface LeaseNames {
   readonly nodes: ReadonlyMap<string, string | null>;
   readonly projects: ReadonlyMap<string, string>;
+  /** The sub-leasing chain per allocation id (only those with a link). */
+  readonly chain?: ReadonlyMap<string, SubleaseLinks>;
+}
+
+/** A lease at the other end of a sub-leasing link, as JSON. */
+export function linkedLeaseJson(l: LinkedLease) {
+  return { lease_id: l.lease_id, lease_name: l.lease_name, project_id: l.project_id, project_name: l.project_name, start: iso(l.start), end: iso(l.end), state: l.state };
 }
 
 export function leaseJson(l: Lease, names: LeaseNames) {
@@ -126,6 +134,8 @@ export function leaseJson(l: Lease, names: LeaseNames) {
       leave_reason: a.leave_reason,
       replaces: a.replaces === null ? null : (l.allocations.find((b) => b.id === a.replaces)?.node_id ?? null),
       failure: a.failure,
+      sublease_of: names.chain?.get(a.id)?.parent ? linkedLeaseJson(names.chain.get(a.id)!.parent!) : null,
+      subleases: (names.chain?.get(a.id)?.subleases ?? []).map(linkedLeaseJson),
     })),
     replace_policy: l.replace_policy,
     created_at: iso(l.created_at),

@@ -28,6 +28,8 @@ export const LeaveReason = {
   Reclaimed: 'reclaimed',
   /** The node failed and no substitute could be found (or the lease asked for none). */
   Failed: 'failed',
+  /** A sub-lease's node: the parent lease's hold on it ended (domain/subleasing.ts). */
+  ParentEnded: 'parent_ended',
 } as const;
 export type LeaveReason = (typeof LeaveReason)[keyof typeof LeaveReason];
 

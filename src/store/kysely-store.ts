@@ -13,6 +13,8 @@ import { KyselyConsoleStore } from './kysely-console-store.js';
 import { KyselyNetworkStore } from './kysely-network-store.js';
 import { KyselyLifecycleStore } from './kysely-lifecycle-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import { KyselySubleaseStore } from './kysely-sublease-store.js';
+import type { SubleaseStore } from './sublease-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
@@ -55,6 +57,7 @@ export class KyselyStore implements Store {
   readonly consoles: ConsoleStore;
   readonly networks: NetworkStore;
   readonly lifecycle: LifecycleStore;
+  readonly subleases: SubleaseStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -66,6 +69,7 @@ export class KyselyStore implements Store {
     this.consoles = new KyselyConsoleStore(db);
     this.networks = new KyselyNetworkStore(db);
     this.lifecycle = new KyselyLifecycleStore(db);
+    this.subleases = new KyselySubleaseStore(db);
   }
 
   ping(): Promise<void> {

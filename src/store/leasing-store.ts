@@ -45,6 +45,8 @@ export interface Booking {
   readonly end: Date;
   /** end + the cleaning gap in force when it was booked. */
   readonly blocked_until: Date;
+  /** A sub-lease (inside its parent allocation's booking). */
+  readonly sub?: boolean;
 }
 
 /** A window held on a node, as planning reads it (no join to the lease). */
@@ -54,6 +56,8 @@ export interface Hold {
   readonly start: Date;
   /** The end of the lease plus the cleaning gap booked with it. */
   readonly blocked_until: Date;
+  /** A sub-lease (inside its parent allocation's booking). */
+  readonly sub?: boolean;
 }
 
 /** Where a window may start on one node (inclusive bounds, epoch ms), between the windows held on it. */

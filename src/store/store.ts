@@ -6,6 +6,7 @@ import type { EngineStore } from './engine-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
 import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import type { SubleaseStore } from './sublease-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -103,6 +104,8 @@ export interface Store {
   readonly networks: NetworkStore;
   /** Allocations leaving their leases early: replaced, returned, reclaimed (allocation-store.ts). */
   readonly lifecycle: LifecycleStore;
+  /** Sub-leasing reads: what a lessee holds on a node, and the chain of a lease's nodes (sublease-store.ts). */
+  readonly subleases: SubleaseStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

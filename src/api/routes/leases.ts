@@ -46,6 +46,11 @@ const LeaseBody = z
   })
   .strict();
 
+/** A lease at the other end of a sub-leasing link (one level, as ESI). */
+export const LinkedLeaseSchema = z
+  .object({ lease_id: z.string(), lease_name: z.string(), project_id: z.string(), project_name: z.string(), start: z.string(), end: z.string(), state: z.string() })
+  .openapi('LinkedLease');
+
 export const LeaseSchema = z
   .object({
     id: z.string(),
@@ -69,9 +74,16 @@ export const LeaseSchema = z
         last_error: z.string().nullable(),
         start: z.string().openapi({ description: "When the node is the lease's (a substitute's starts when it took over)." }),
         end: z.string().openapi({ description: 'When the node leaves the lease: its end, or earlier when it left early.' }),
-        leave_reason: z.enum(['returned', 'replaced', 'reclaimed', 'failed']).nullable().openapi({ description: 'Why the node left (or leaves) the lease before its end, or null.' }),
+        leave_reason: z
+          .enum(['returned', 'replaced', 'reclaimed', 'failed', 'parent_ended'])
+          .nullable()
+          .openapi({ description: 'Why the node left (or leaves) the lease before its end, or null (`parent_ended`: a sub-lease whose parent lease let go of the node).' }),
         replaces: z.string().nullable().openapi({ description: 'The node this one took the place of, or null.' }),
         failure: z.string().nullable().openapi({ description: 'A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none).' }),
+        sublease_of: LinkedLeaseSchema.nullable().openapi({
+          description: 'A sub-lease: the lease whose lessee offered the node on, with its window on the node. The node is this lease\'s only inside both windows.',
+        }),
+        subleases: z.array(LinkedLeaseSchema).openapi({ description: 'Sub-leases carved from this node\'s window (its lessee has no access to the node during them).' }),
       }),
     ),
     replace_policy: ReplaceInput,

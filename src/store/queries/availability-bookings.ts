@@ -35,6 +35,8 @@ function holding(db: Kysely<Database>, filter: AvailabilityBookingFilter) {
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
       sql<Date>`upper(a.blocked)`.as('blocked_until'),
+      // A sub-lease lies inside its parent's booking: planning compares it with other sub-leases only.
+      sql<boolean>`a.parent_allocation_id is not null`.as('sub'),
     ])
     .orderBy('a.node_id')
     .orderBy(sql`lower(a.period)`)
