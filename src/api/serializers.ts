@@ -85,6 +85,7 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
     min_lease_duration: o.min_lease_ms === null ? null : formatDuration(o.min_lease_ms),
     reclaim_notice: o.reclaim_notice_ms === null ? null : formatDuration(o.reclaim_notice_ms),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
+    sublease_of: o.parent_lease_id ?? null,
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({
       start: new Date(w.start).toISOString(),

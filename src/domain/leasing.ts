@@ -65,6 +65,8 @@ export interface Offer {
   readonly reclaim_notice_ms: number | null;
   /** A sub-offer: the allocation of the offering lessee it is carved from (domain/subleasing.ts); null: the owner's. */
   readonly parent_allocation_id: string | null;
+  /** A sub-offer: the lease of that allocation (what the API shows); null: the owner's. */
+  readonly parent_lease_id?: string | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */

@@ -27,7 +27,7 @@ import { createLease } from './queries/create-lease.js';
 import { freeStarts } from './queries/free-starts.js';
 import { planningHolds } from './queries/planning-holds.js';
 import { insertEvents } from './queries/insert-events.js';
-import { handedOver } from './queries/node-view-query.js';
+import { handedOver, notSubleasedAt } from './queries/node-view-query.js';
 import { inList, tstzRange } from './queries/ranges.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -231,6 +231,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
         .where(sql<SqlBool>`${handedOver}`)
+        .where(sql<SqlBool>`${notSubleasedAt(now)}`)
         .execute();
       return new Map(rows.map((r) => [r.node_id, { lease_id: r.lease_id, project_id: r.project_id, end: r.end }]));
     });
@@ -247,6 +248,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
         .where(sql<SqlBool>`${handedOver}`)
+        .where(sql<SqlBool>`${notSubleasedAt(now)}`)
         .execute();
       return rows.map((r) => r.node_id);
     });

@@ -22,6 +22,7 @@ export function selectOffers(db: Kysely<Database>) {
       'o.withdrawn_at',
       'o.reclaim_notice_ms',
       'o.parent_allocation_id',
+      sql<string | null>`(select pa.lease_id from allocations pa where pa.id = o.parent_allocation_id)`.as('parent_lease_id'),
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -43,6 +44,7 @@ export function toOffer(row: OfferRow): Offer {
     withdrawn_at: row.withdrawn_at,
     reclaim_notice_ms: toMs(row.reclaim_notice_ms),
     parent_allocation_id: row.parent_allocation_id,
+    parent_lease_id: row.parent_lease_id,
   };
 }
 
