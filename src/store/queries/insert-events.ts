@@ -15,6 +15,9 @@ export const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
   'lease.reclaim_scheduled': 'lease.reclaim_scheduled',
   'lease.offer_withdrawn': 'lease.offer_withdrawn',
   'lease.node_recovered': 'lease.node_recovered',
+  // Sub-leasing (issue 16, item 6): the lessee hears its node was sub-leased; both lessees hear a sub-lease cut short.
+  'lease.subleased': 'lease.subleased',
+  'lease.sublease_ended': 'lease.sublease_ended',
 };
 
 /**

@@ -30,7 +30,7 @@ export async function subleaseParents(
      where o.node_id = any(${[...nodeIds]}::text[])
        and o.parent_allocation_id is not null and o.withdrawn_at is null
        and o.period @> tstzrange(${start}::timestamptz, ${end}::timestamptz, '[)')
-       and (o.allowed_projects is null or ${projectId}::uuid = any(o.allowed_projects))
+       and (o.allowed_projects is null or ${projectId}::text = any(o.allowed_projects::text[]))
        and pa.holds and pa.leave_reason is null
        and pa.period @> tstzrange(${start}::timestamptz, ${end}::timestamptz, '[)')`.execute(db);
   return new Map(rows.map((r) => [r.node_id, r]));
