@@ -124,6 +124,8 @@ export function equivalentRequirement(facts: NodeFacts, traits: readonly string[
 
 /** What the reconciler reads of an allocation to decide whether its node has failed for it. */
 export interface HeldForCheck {
+  /** A sub-lease: its parent allocation is the one replaced (which cuts the sub-lease), never the sub-lease itself. */
+  readonly sublease?: boolean;
   readonly allocation_id: string;
   readonly lease_id: string;
   readonly node_id: string;
@@ -155,7 +157,7 @@ export function failureFindings(
 ): readonly FailureFinding[] {
   const out: FailureFinding[] = [];
   for (const h of held) {
-    if (h.left || h.lease_cancelled || h.end.getTime() <= now.getTime()) continue;
+    if (h.left || h.lease_cancelled || h.end.getTime() <= now.getTime() || h.sublease === true) continue;
     if (h.state !== 'reserved' && h.state !== 'starting' && h.state !== 'active') continue;
     const node = health(h.node_id);
     const failure: NodeFailure | null = node
