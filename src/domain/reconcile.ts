@@ -144,9 +144,9 @@ export function planRepairs(
 }
 
 function planLessee(node: ObservedNode, hs: readonly Holding[], t: number, graceMs: number): Repair | null {
-  const holding = (h: Holding) => HOLDING.includes(h.state) && !h.lease_cancelled && inWindow(h, t);
+  const holdsNow = (h: Holding) => HOLDING.includes(h.state) && !h.lease_cancelled && inWindow(h, t);
   // A sub-lease in its window holds the node; its parent's lessee gets it back when it ends.
-  const current = hs.find((h) => h.sublease === true && holding(h)) ?? hs.find(holding);
+  const current = hs.find((h) => h.sublease === true && holdsNow(h)) ?? hs.find(holdsNow);
   if (current) {
     // A hand-over that is due or under way is the start task's to finish.
     if (current.state !== AllocationState.Active) return null;
