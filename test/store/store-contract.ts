@@ -6,6 +6,7 @@ import { engineContract } from './contract/engine-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
+import { subleaseContract } from './contract/sublease-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
 
 /**
@@ -21,5 +22,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     consoleContract(openFreshStore);
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
+    subleaseContract(openFreshStore);
   });
 }
