@@ -2860,7 +2860,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Put a node in the pool under a policy (its owner, or the operator) */
+        /**
+         * Put a node in the pool under a policy (its owner, or the operator), or sub-lease a node you hold (its lessee)
+         * @description A member of a project that holds the node through a lease (active or to come) offers it to other projects within that lease's window on the node (a sub-offer, `sublease_of`): `start` defaults to now (or the lease's start), `end` to the lease's end on the node. A sub-offer outside that window is refused (409 policy_violation, rule `sublease_within_lease`); a node held through a sub-lease cannot be offered on (409, rule `sublease_one_level`; policy rule `baremetal:node:sublease`). While a sub-lease runs, its lessee has the node and the offering lessee has no access; whatever ends the offering lease's hold on the node ends the sub-lease at the same instant.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3036,7 +3039,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Withdraw an offer: existing leases stay, no new ones */
+        /**
+         * Withdraw an offer: existing leases stay, no new ones
+         * @description No new lease is booked from the offer. A lease already made keeps the node, except that an upcoming lease with `replace: auto` that no other offer of the node still covers moves to an equivalent free node (`lease.node_replaced`); without one it keeps the node as booked (`lease.offer_withdrawn`).
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -4283,6 +4289,26 @@ export interface components {
                  * @example 2030-01-01T00:00:00.000Z
                  */
                 end: string;
+                /** @description On GET /v1/nodes/{id}: when the lease right now is a sub-lease, the lease it is sub-leased from (its lessee has no access meanwhile). */
+                sublease_of?: {
+                    /** Format: uuid */
+                    lease_id: string;
+                    lease_name: string;
+                    /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
+                    project_id: string;
+                    project_name: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    end: string;
+                    state: string;
+                } | null;
             } | null;
             /**
              * Format: date-time
@@ -4416,6 +4442,8 @@ export interface components {
             /** @description The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends. */
             reclaim_notice: string | null;
             allowed_projects: string[] | null;
+            /** @description A sub-offer: the lease its lessee offers the node from (project_id is that lessee); it ends with that lease's hold on the node. Null: the owner's offer. */
+            sublease_of: string | null;
             /** @enum {string} */
             status: "scheduled" | "active" | "expired" | "withdrawn";
             free_windows: {
@@ -4464,14 +4492,17 @@ export interface components {
                 /** @description When the node leaves the lease: its end, or earlier when it left early. */
                 end: string;
                 /**
-                 * @description Why the node left (or leaves) the lease before its end, or null.
+                 * @description Why the node left (or leaves) the lease before its end, or null (`parent_ended`: a sub-lease whose parent lease let go of the node).
                  * @enum {string|null}
                  */
-                leave_reason: "returned" | "replaced" | "reclaimed" | "failed" | null;
+                leave_reason: "returned" | "replaced" | "reclaimed" | "failed" | "parent_ended" | null;
                 /** @description The node this one took the place of, or null. */
                 replaces: string | null;
                 /** @description A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none). */
                 failure: string | null;
+                sublease_of: components["schemas"]["LinkedLease"];
+                /** @description Sub-leases carved from this node's window (its lessee has no access to the node during them). */
+                subleases: components["schemas"]["LinkedLease"][];
             }[];
             /**
              * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
@@ -4481,6 +4512,16 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        /** @description A sub-lease: the lease whose lessee offered the node on, with its window on the node. The node is this lease's only inside both windows. */
+        LinkedLease: {
+            lease_id: string;
+            lease_name: string;
+            project_id: string;
+            project_name: string;
+            start: string;
+            end: string;
+            state: string;
+        } | null;
         Reclaim: {
             node_id: string;
             at: string;

@@ -46,7 +46,7 @@ export function tokenJson(t: ApiToken) {
  */
 export function nodeJson(
   n: NodeView,
-  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null } = {},
+  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null; sublease_of?: LinkedLease | null } = {},
 ) {
   const lessee = view.access === 'lessee';
   return {
@@ -68,7 +68,14 @@ export function nodeJson(
     console_enabled: n.console_enabled,
     quarantined: n.quarantined_at !== null,
     quarantine_reason: lessee ? null : n.quarantine_reason,
-    lease: view.lease ? { id: view.lease.lease_id, project_id: view.lease.project_id, end: iso(view.lease.end) } : null,
+    lease: view.lease
+      ? {
+          id: view.lease.lease_id,
+          project_id: view.lease.project_id,
+          end: iso(view.lease.end),
+          ...(view.sublease_of !== undefined ? { sublease_of: view.sublease_of ? linkedLeaseJson(view.sublease_of) : null } : {}),
+        }
+      : null,
     synced_at: iso(n.synced_at),
   };
 }

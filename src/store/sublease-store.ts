@@ -1,5 +1,5 @@
 import type { HeldAllocation } from '../domain/subleasing.js';
-import type { SubleaseLinks } from './queries/sublease-links.js';
+import type { LinkedLease, SubleaseLinks } from './queries/sublease-links.js';
 
 export type { LinkedLease, SubleaseLinks } from './queries/sublease-links.js';
 
@@ -14,4 +14,6 @@ export interface SubleaseStore {
   heldOnNode(nodeId: string, projectId: string, now: Date): Promise<readonly HeldAllocation[]>;
   /** Per allocation (by id), the lease it is sub-leased from and the sub-leases carved from it (only those with a link). */
   links(allocationIds: readonly string[]): Promise<ReadonlyMap<string, SubleaseLinks>>;
+  /** The lease that `leaseId`'s hold on the node at `at` is sub-leased from, or null (not a sub-lease). */
+  parentOnNode(nodeId: string, leaseId: string, at: Date): Promise<LinkedLease | null>;
 }

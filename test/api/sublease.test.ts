@@ -71,6 +71,8 @@ describe('sub-leasing, one level', () => {
     const power = await t.request('POST', '/v1/nodes/sub-a/power', { token: lessee.token, body: { action: 'off' } });
     expect(power.status).toBe(404);
 
+    const nodeSeen = await t.request('GET', '/v1/nodes/sub-a', { token: owner.token });
+    expect(nodeSeen.body.lease).toMatchObject({ id: leased.body.id, project_id: sub.projectId, sublease_of: { lease_id: parent.id, project_name: 'astro' } });
     const seen = await t.request('GET', `/v1/leases/${parent.id}`, { token: owner.token });
     expect(seen.status).toBe(200);
     expect(seen.body.allocations[0].subleases).toEqual([

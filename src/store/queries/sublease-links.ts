@@ -50,3 +50,19 @@ export async function subleaseLinks(db: Kysely<Database>, allocationIds: readonl
   for (const { key, ...s } of subs) entry(key).subleases.push(s);
   return out;
 }
+
+/**
+ * The lease a lease's hold on a node at `at` is sub-leased from (what a node view shows beside its current lease),
+ * or null when that hold is not a sub-lease.
+ */
+export async function parentOnNode(db: Kysely<Database>, nodeId: string, leaseId: string, at: Date): Promise<LinkedLease | null> {
+  const row = await db
+    .selectFrom('allocations as a')
+    .select('a.id')
+    .where('a.node_id', '=', nodeId)
+    .where('a.lease_id', '=', leaseId)
+    .where('a.parent_allocation_id', 'is not', null)
+    .where(sql<boolean>`a.period @> ${at}::timestamptz`)
+    .executeTakeFirst();
+  return row ? ((await subleaseLinks(db, [row.id])).get(row.id)?.parent ?? null) : null;
+}
