@@ -4500,7 +4500,16 @@ export interface components {
                 replaces: string | null;
                 /** @description A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none). */
                 failure: string | null;
-                sublease_of: components["schemas"]["LinkedLease"];
+                /** @description A sub-lease: the lease it is sub-leased from (a LinkedLease), or null. */
+                sublease_of: {
+                    lease_id: string;
+                    lease_name: string;
+                    project_id: string;
+                    project_name: string;
+                    start: string;
+                    end: string;
+                    state: string;
+                } | null;
                 /** @description Sub-leases carved from this node's window (its lessee has no access to the node during them). */
                 subleases: components["schemas"]["LinkedLease"][];
             }[];
@@ -4512,7 +4521,7 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
-        /** @description A sub-lease: the lease whose lessee offered the node on, with its window on the node. The node is this lease's only inside both windows. */
+        /** @description The other end of a sub-leasing link with its window on the node: on an allocation's `sublease_of`, the lease it is sub-leased from (the node is this lease's only inside both windows); in `subleases`, a sub-lease carved from it (its lessee has no access meanwhile). */
         LinkedLease: {
             lease_id: string;
             lease_name: string;
@@ -4521,7 +4530,7 @@ export interface components {
             start: string;
             end: string;
             state: string;
-        } | null;
+        };
         Reclaim: {
             node_id: string;
             at: string;

@@ -47,9 +47,12 @@ const LeaseBody = z
   .strict();
 
 /** A lease at the other end of a sub-leasing link (one level, as ESI). */
-export const LinkedLeaseSchema = z
-  .object({ lease_id: z.string(), lease_name: z.string(), project_id: z.string(), project_name: z.string(), start: z.string(), end: z.string(), state: z.string() })
-  .openapi('LinkedLease');
+const LinkedLeaseFields = z.object({ lease_id: z.string(), lease_name: z.string(), project_id: z.string(), project_name: z.string(), start: z.string(), end: z.string(), state: z.string() });
+export const LinkedLeaseSchema = LinkedLeaseFields.openapi('LinkedLease', {
+    description:
+      "The other end of a sub-leasing link with its window on the node: on an allocation's `sublease_of`, the lease it is sub-leased from " +
+      '(the node is this lease\'s only inside both windows); in `subleases`, a sub-lease carved from it (its lessee has no access meanwhile).',
+  });
 
 export const LeaseSchema = z
   .object({
@@ -80,9 +83,8 @@ export const LeaseSchema = z
           .openapi({ description: 'Why the node left (or leaves) the lease before its end, or null (`parent_ended`: a sub-lease whose parent lease let go of the node).' }),
         replaces: z.string().nullable().openapi({ description: 'The node this one took the place of, or null.' }),
         failure: z.string().nullable().openapi({ description: 'A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none).' }),
-        sublease_of: LinkedLeaseSchema.nullable().openapi({
-          description: 'A sub-lease: the lease whose lessee offered the node on, with its window on the node. The node is this lease\'s only inside both windows.',
-        }),
+        // Inline, not the shared component: a nullable reference made the component itself nullable.
+        sublease_of: LinkedLeaseFields.nullable().openapi({ description: 'A sub-lease: the lease it is sub-leased from (a LinkedLease), or null.' }),
         subleases: z.array(LinkedLeaseSchema).openapi({ description: 'Sub-leases carved from this node\'s window (its lessee has no access to the node during them).' }),
       }),
     ),
