@@ -114,7 +114,7 @@ export function AllocationTable({ api, lease, nodes, canOperate, canChangeNodes,
                         {canOperate && !live && stays && <span className="muted small">power and console when active</span>}
                         {canChangeNodes && stays && <NodeSwap api={api} lease={lease} allocation={a} action={swap} onChanged={onChanged} />}
                         {/* One level only: a node held through a sub-lease is not offered on. */}
-                        {canChangeNodes && stays && !a.sublease_of && <SubOfferForm api={api} allocation={a} onChanged={onChanged} />}
+                        {canChangeNodes && stays && !(a.sublease_of ?? null) && <SubOfferForm api={api} allocation={a} onChanged={onChanged} />}
                       </div>
                     </td>
                   )}

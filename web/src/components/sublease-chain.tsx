@@ -19,8 +19,9 @@ function LeaseLink({ lease }: { lease: LinkedLease }) {
  * sub-leases carved from it — during which this lease's lessee has no access to the node.
  */
 export function SubleaseChain({ allocation }: { allocation: Allocation }) {
-  const parent = allocation.sublease_of;
-  const subs = allocation.subleases;
+  // Absent from a server older than sub-leasing (and from fixtures written before it): no chain.
+  const parent = allocation.sublease_of ?? null;
+  const subs = allocation.subleases ?? [];
   if (!parent && subs.length === 0) return null;
   return (
     <>
