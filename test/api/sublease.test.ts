@@ -108,6 +108,11 @@ describe('sub-leasing, one level', () => {
     // Nobody else can lease the node from the sub-lessee: it was never offered to bio.
     const bio = await t.request('POST', '/v1/leases', { token: third.token, body: { nodes: ['sub-c'], duration: '1h' } });
     expect(bio.status).toBe(400);
+    // Nor can its lessee extend the sub-lease past the lessee's own lease.
+    const longer = await t.request('PATCH', `/v1/leases/${leased.body.id}`, { token: sub.token, body: { end: iso(12 * H) } });
+    expect(longer.status).toBe(409);
+    expect((await t.request('GET', `/v1/leases/${leased.body.id}`, { token: sub.token })).body.end).toBe(leased.body.end);
+    expect((await t.request('PATCH', `/v1/leases/${leased.body.id}`, { token: sub.token, body: { end: iso(2 * H) } })).status).toBe(200);
     await t.request('DELETE', `/v1/leases/${leased.body.id}`, { token: sub.token });
     await t.request('DELETE', `/v1/leases/${parent.id}`, { token: lessee.token });
   });

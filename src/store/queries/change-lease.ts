@@ -46,7 +46,8 @@ export async function changeLeaseEnd(
       .updateTable('allocations')
       .set({
         period: tstzRange(sql`lower(period)`, end),
-        blocked: tstzRange(sql`lower(period)`, blockedUntil),
+        // A sub-lease has no cleaning gap after it (the node goes back to the lessee that lent it).
+        blocked: tstzRange(sql`lower(period)`, sql`case when parent_allocation_id is null then ${blockedUntil}::timestamptz else ${end}::timestamptz end`),
         updated_at: now,
       })
       .where('lease_id', '=', id)
