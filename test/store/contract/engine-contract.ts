@@ -287,6 +287,10 @@ export function engineContract(open: OpenFreshStore): void {
           end: at(3 * HOUR),
           lease_cancelled: false,
           node_maintenance_at: at(2 * HOUR),
+          left: false,
+          failure_kind: null,
+          node_quarantined: false,
+          sublease: false,
         },
       ]);
     });
