@@ -3,16 +3,22 @@ import type { Lease } from '../domain/leasing.js';
 import { noticeSchedule } from '../domain/notices.js';
 import type { LeaseNames } from './serializers.js';
 
-/** Node names and lessee project names for leases in a response (a page holds at most 1000 leases, so as many projects). */
+/**
+ * Node names, lessee project names, the notices of each lease's current end and the sub-leasing chain for leases
+ * in a response (a page holds at most 1000 leases, so as many projects).
+ */
 export async function leaseNames(deps: Pick<EntryDeps, 'store' | 'leasing'>, leases: readonly Lease[]): Promise<LeaseNames> {
   const nodes = await deps.store.nodeNames(leases.flatMap((l) => l.allocations.map((a) => a.node_id)));
   const ids = [...new Set(leases.map((l) => l.project_id))];
-  const projects = ids.length === 0 ? [] : (await deps.store.listProjects({ ids }, { limit: 1000 })).items;
+  const [projects, chain] = await Promise.all([
+    ids.length === 0 ? [] : deps.store.listProjects({ ids }, { limit: 1000 }).then((page) => page.items),
+    deps.store.subleases.links(leases.flatMap((l) => l.allocations.map((a) => a.id))),
+  ]);
   // The notices of each lease's current end: the same instants the engine sends them at (domain/notices.ts).
   const sent = await deps.store.notices.sentNotices(leases.map((l) => ({ id: l.id, end: l.end })));
   const offsetsOf = new Map(projects.map((p) => [p.id, p.notice_offsets_ms ?? deps.leasing.noticeOffsetsMs]));
   const notices = new Map(
     leases.map((l) => [l.id, noticeSchedule(l, offsetsOf.get(l.project_id) ?? deps.leasing.noticeOffsetsMs, sent.get(l.id) ?? new Map())]),
   );
-  return { nodes, projects: new Map(projects.map((p) => [p.id, p.name])), notices };
+  return { nodes, projects: new Map(projects.map((p) => [p.id, p.name])), notices, chain };
 }

@@ -2947,7 +2947,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Put a node in the pool under a policy (its owner, or the operator) */
+        /**
+         * Put a node in the pool under a policy (its owner, or the operator), or sub-lease a node you hold (its lessee)
+         * @description A member of a project that holds the node through a lease (active or to come) offers it to other projects within that lease's window on the node (a sub-offer, `sublease_of`): `start` defaults to now (or the lease's start), `end` to the lease's end on the node. A sub-offer outside that window is refused (409 policy_violation, rule `sublease_within_lease`); a node held through a sub-lease cannot be offered on (409, rule `sublease_one_level`; policy rule `baremetal:node:sublease`). While a sub-lease runs, its lessee has the node and the offering lessee has no access; whatever ends the offering lease's hold on the node ends the sub-lease at the same instant.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4606,6 +4609,26 @@ export interface components {
                  * @example 2030-01-01T00:00:00.000Z
                  */
                 end: string;
+                /** @description On GET /v1/nodes/{id}: when the lease right now is a sub-lease, the lease it is sub-leased from (its lessee has no access meanwhile). */
+                sublease_of?: {
+                    /** Format: uuid */
+                    lease_id: string;
+                    lease_name: string;
+                    /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
+                    project_id: string;
+                    project_name: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    end: string;
+                    state: string;
+                } | null;
             } | null;
             /**
              * Format: date-time
@@ -4755,6 +4778,8 @@ export interface components {
              * @example EUR
              */
             currency: string | null;
+            /** @description A sub-offer: the lease its lessee offers the node from (project_id is that lessee); it ends with that lease's hold on the node. Null: the owner's offer. */
+            sublease_of: string | null;
             /** @enum {string} */
             status: "scheduled" | "active" | "expired" | "withdrawn";
             free_windows: {
@@ -4803,14 +4828,26 @@ export interface components {
                 /** @description When the node leaves the lease: its end, or earlier when it left early. */
                 end: string;
                 /**
-                 * @description Why the node left (or leaves) the lease before its end, or null.
+                 * @description Why the node left (or leaves) the lease before its end, or null (`parent_ended`: a sub-lease whose parent lease let go of the node).
                  * @enum {string|null}
                  */
-                leave_reason: "returned" | "replaced" | "reclaimed" | "failed" | null;
+                leave_reason: "returned" | "replaced" | "reclaimed" | "failed" | "parent_ended" | null;
                 /** @description The node this one took the place of, or null. */
                 replaces: string | null;
                 /** @description A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none). */
                 failure: string | null;
+                /** @description A sub-lease: the lease it is sub-leased from (a LinkedLease), or null. */
+                sublease_of: {
+                    lease_id: string;
+                    lease_name: string;
+                    project_id: string;
+                    project_name: string;
+                    start: string;
+                    end: string;
+                    state: string;
+                } | null;
+                /** @description Sub-leases carved from this node's window (its lessee has no access to the node during them). */
+                subleases: components["schemas"]["LinkedLease"][];
             }[];
             /**
              * @description When a node fails (maintenance, a broken provision state, a quarantine, gone from Ironic): `auto` (default) re-plans it onto an equivalent node at once; `ask` records `lease.degraded` and lets the lessee ask (POST …/allocations/{node}/replace); `never` records only.
@@ -4822,6 +4859,16 @@ export interface components {
             notices: components["schemas"]["Notice"][];
             created_at: string;
             updated_at: string;
+        };
+        /** @description The other end of a sub-leasing link with its window on the node: on an allocation's `sublease_of`, the lease it is sub-leased from (the node is this lease's only inside both windows); in `subleases`, a sub-lease carved from it (its lessee has no access meanwhile). */
+        LinkedLease: {
+            lease_id: string;
+            lease_name: string;
+            project_id: string;
+            project_name: string;
+            start: string;
+            end: string;
+            state: string;
         };
         /** @description The lessee's auto-renew, or null. */
         AutoRenew: {

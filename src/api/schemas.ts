@@ -162,7 +162,16 @@ export const NodeSchema = z
     quarantined: z.boolean().openapi({ description: "Cleaning failed at a lease's end: no new lease until its owner or the operator clears it." }),
     quarantine_reason: z.string().nullable().openapi({ description: "Ironic's last_error from the failed cleaning (not shown to a lessee)." }),
     lease: z
-      .object({ id: Uuid, project_id: ProjectId, end: Timestamp })
+      .object({
+        id: Uuid,
+        project_id: ProjectId,
+        end: Timestamp,
+        sublease_of: z
+          .object({ lease_id: Uuid, lease_name: z.string(), project_id: ProjectId, project_name: z.string(), start: Timestamp, end: Timestamp, state: z.string() })
+          .nullable()
+          .optional()
+          .openapi({ description: 'On GET /v1/nodes/{id}: when the lease right now is a sub-lease, the lease it is sub-leased from (its lessee has no access meanwhile).' }),
+      })
       .nullable()
       .openapi({ description: 'The lease on the node right now, shown to its owner, the operator and the lessee.' }),
     synced_at: Timestamp,

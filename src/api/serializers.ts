@@ -4,6 +4,7 @@ import type { NodeView } from '../domain/inventory.js';
 import { autoRenewJson, extensionPolicyJson, noticesJson } from './extension-schemas.js';
 import type { NoticeEntry } from '../domain/notices.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
+import type { LinkedLease, SubleaseLinks } from '../store/sublease-store.js';
 
 /** Domain objects to their JSON form: RFC 3339 UTC timestamps, ISO 8601 durations, no secrets. */
 
@@ -49,7 +50,7 @@ export function tokenJson(t: ApiToken) {
  */
 export function nodeJson(
   n: NodeView,
-  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null } = {},
+  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null; sublease_of?: LinkedLease | null } = {},
 ) {
   const lessee = view.access === 'lessee';
   return {
@@ -71,7 +72,14 @@ export function nodeJson(
     console_enabled: n.console_enabled,
     quarantined: n.quarantined_at !== null,
     quarantine_reason: lessee ? null : n.quarantine_reason,
-    lease: view.lease ? { id: view.lease.lease_id, project_id: view.lease.project_id, end: iso(view.lease.end) } : null,
+    lease: view.lease
+      ? {
+          id: view.lease.lease_id,
+          project_id: view.lease.project_id,
+          end: iso(view.lease.end),
+          ...(view.sublease_of !== undefined ? { sublease_of: view.sublease_of ? linkedLeaseJson(view.sublease_of) : null } : {}),
+        }
+      : null,
     synced_at: iso(n.synced_at),
   };
 }
@@ -91,6 +99,7 @@ export function offerJson(o: Offer, extra: { node_name: string | null; status: '
     currency: o.currency ?? null,
     ...extensionPolicyJson(o),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
+    sublease_of: o.parent_lease_id ?? null,
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({
       start: new Date(w.start).toISOString(),
@@ -107,6 +116,13 @@ export interface LeaseNames {
   readonly projects: ReadonlyMap<string, string>;
   /** Per lease, its notices before the end for its current end (issue 16). */
   readonly notices?: ReadonlyMap<string, readonly NoticeEntry[]>;
+  /** The sub-leasing chain per allocation id (only those with a link). */
+  readonly chain?: ReadonlyMap<string, SubleaseLinks>;
+}
+
+/** A lease at the other end of a sub-leasing link, as JSON. */
+export function linkedLeaseJson(l: LinkedLease) {
+  return { lease_id: l.lease_id, lease_name: l.lease_name, project_id: l.project_id, project_name: l.project_name, start: iso(l.start), end: iso(l.end), state: l.state };
 }
 
 /**
@@ -139,6 +155,8 @@ export function leaseJson(l: Lease, names: LeaseNames, now: Date) {
       leave_reason: a.leave_reason,
       replaces: a.replaces === null ? null : (l.allocations.find((b) => b.id === a.replaces)?.node_id ?? null),
       failure: a.failure,
+      sublease_of: names.chain?.get(a.id)?.parent ? linkedLeaseJson(names.chain.get(a.id)!.parent!) : null,
+      subleases: (names.chain?.get(a.id)?.subleases ?? []).map(linkedLeaseJson),
     })),
     replace_policy: l.replace_policy,
     auto_renew: autoRenewJson(l.auto_renew),

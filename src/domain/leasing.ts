@@ -73,6 +73,10 @@ export interface Offer {
   readonly extension_max_ahead_ms: number | null;
   /** The whole lease never longer than this (ms); with it, max_lease_ms bounds only the lease as booked. */
   readonly max_total_ms: number | null;
+  /** A sub-offer: the allocation of the offering lessee it is carved from (domain/subleasing.ts); null: the owner's. */
+  readonly parent_allocation_id: string | null;
+  /** A sub-offer: the lease of that allocation (what the API shows); null: the owner's. */
+  readonly parent_lease_id?: string | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */
@@ -105,6 +109,8 @@ export interface Allocation {
   readonly replaces: string | null;
   /** A failure of its node recorded on it while the lease stays on the node (no substitute, or not asked for). */
   readonly failure: string | null;
+  /** A sub-allocation: the allocation of the parent lease it is carved from (domain/subleasing.ts), or null. */
+  readonly parent_allocation_id: string | null;
 }
 
 export interface Lease {

@@ -43,6 +43,8 @@ export interface Holding {
   readonly failure_kind?: string | null;
   /** Leasehold quarantined the node after a failed cleaning. */
   readonly node_quarantined?: boolean;
+  /** A sub-lease (domain/subleasing.ts): while in its window, its lessee holds the node, not its parent's. */
+  readonly sublease?: boolean;
 }
 
 export const RepairKind = {
@@ -142,7 +144,9 @@ export function planRepairs(
 }
 
 function planLessee(node: ObservedNode, hs: readonly Holding[], t: number, graceMs: number): Repair | null {
-  const current = hs.find((h) => HOLDING.includes(h.state) && !h.lease_cancelled && inWindow(h, t));
+  const holdsNow = (h: Holding) => HOLDING.includes(h.state) && !h.lease_cancelled && inWindow(h, t);
+  // A sub-lease in its window holds the node; its parent's lessee gets it back when it ends.
+  const current = hs.find((h) => h.sublease === true && holdsNow(h)) ?? hs.find(holdsNow);
   if (current) {
     // A hand-over that is due or under way is the start task's to finish.
     if (current.state !== AllocationState.Active) return null;

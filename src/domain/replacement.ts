@@ -28,6 +28,8 @@ export const LeaveReason = {
   Reclaimed: 'reclaimed',
   /** The node failed and no substitute could be found (or the lease asked for none). */
   Failed: 'failed',
+  /** A sub-lease's node: the parent lease's hold on it ended (domain/subleasing.ts). */
+  ParentEnded: 'parent_ended',
 } as const;
 export type LeaveReason = (typeof LeaveReason)[keyof typeof LeaveReason];
 
@@ -122,6 +124,8 @@ export function equivalentRequirement(facts: NodeFacts, traits: readonly string[
 
 /** What the reconciler reads of an allocation to decide whether its node has failed for it. */
 export interface HeldForCheck {
+  /** A sub-lease: its parent allocation is the one replaced (which cuts the sub-lease), never the sub-lease itself. */
+  readonly sublease?: boolean;
   readonly allocation_id: string;
   readonly lease_id: string;
   readonly node_id: string;
@@ -153,7 +157,7 @@ export function failureFindings(
 ): readonly FailureFinding[] {
   const out: FailureFinding[] = [];
   for (const h of held) {
-    if (h.left || h.lease_cancelled || h.end.getTime() <= now.getTime()) continue;
+    if (h.left || h.lease_cancelled || h.end.getTime() <= now.getTime() || h.sublease === true) continue;
     if (h.state !== 'reserved' && h.state !== 'starting' && h.state !== 'active') continue;
     const node = health(h.node_id);
     const failure: NodeFailure | null = node

@@ -14,6 +14,7 @@ import type { InventorySync } from './inventory-sync.js';
 import type { NetworkTeardown } from './network-teardown.js';
 import { runEndTask } from './release-steps.js';
 import { runStartTask } from './start-task.js';
+import { runSubleaseEndTask } from './sublease-end.js';
 import { DONE, TaskRun } from './task-run.js';
 import type { TaskDeps, TaskMemory, TaskOutcome } from './task-run.js';
 
@@ -297,7 +298,9 @@ export class LeaseEngine {
       else {
         run = new TaskRun(this.deps, task, context, memory, { taskId: task.id, worker: this.workerId });
         log.debug({ node_id: context.allocation.node_id, attempts: task.attempts }, 'running task');
-        outcome = task.kind === 'start' ? await runStartTask(run) : await runEndTask(run);
+        // A sub-lease's end hands the node back to the lessee that offered it instead of cleaning it.
+        if (task.kind === 'start') outcome = await runStartTask(run);
+        else outcome = run.allocation.parent_allocation_id === null ? await runEndTask(run) : await runSubleaseEndTask(run);
       }
       memory.failures = 0;
       if (outcome.kind === 'done') {

@@ -191,7 +191,8 @@ async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
 const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<StepResult>> = {
   async [ReleaseStep.ClearLessee](run, node) {
     const marker = leaseMarkOf(node);
-    if (marker !== null && marker !== run.lease.id) {
+    // A sub-lease's mark is this lease's to clear: the sub-lease ended with it (its hand-back may not have run yet).
+    if (marker !== null && marker !== run.lease.id && !(await run.deps.tasks.subleaseIdsOf(run.allocation.id)).includes(marker)) {
       // Another lease's mark: never undo someone else's hand-over (the next start waits for this release).
       run.deps.logger.child(run.logFields).warn({ marker }, 'clear_lessee: the node carries another lease; lessee left alone');
       return { kind: 'next', step: ReleaseStep.DetachNetworks };

@@ -271,14 +271,14 @@ function context(
   now: number,
   gapMs: number,
   offers: readonly Offer[],
-  bookings: readonly { node_id: string; start: Date; blocked_until: Date }[],
+  bookings: readonly { node_id: string; start: Date; blocked_until: Date; sub?: boolean }[],
 ): AssessContext {
   const offersByNode = new Map<string, Offer[]>();
   for (const o of offers) offersByNode.set(o.node_id, [...(offersByNode.get(o.node_id) ?? []), o]);
   const heldByNode = new Map<string, Held[]>();
   for (const b of bookings) {
     const list = heldByNode.get(b.node_id) ?? [];
-    list.push({ node_id: b.node_id, start: b.start.getTime(), blockedUntil: b.blocked_until.getTime() });
+    list.push({ node_id: b.node_id, start: b.start.getTime(), blockedUntil: b.blocked_until.getTime(), sub: b.sub === true });
     heldByNode.set(b.node_id, list);
   }
   return { project: { id: project.id, name: project.name }, now, gapMs, offersByNode, heldByNode };
@@ -333,8 +333,8 @@ class Ranked {
   }
 }
 
-function toHeld(h: Pick<Hold, 'node_id' | 'start' | 'blocked_until'>): Held {
-  return { node_id: h.node_id, start: h.start.getTime(), blockedUntil: h.blocked_until.getTime() };
+function toHeld(h: Pick<Hold, 'node_id' | 'start' | 'blocked_until' | 'sub'>): Held {
+  return { node_id: h.node_id, start: h.start.getTime(), blockedUntil: h.blocked_until.getTime(), sub: h.sub === true };
 }
 
 function unique(nodes: readonly PlanNode[]): PlanNode[] {

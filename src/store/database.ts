@@ -126,6 +126,8 @@ export interface OffersTable {
   extension_window_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
   extension_max_ahead_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
   max_total_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
+  /** The allocation a sub-offer is carved from (0012), or null for an owner's offer. */
+  parent_allocation_id: Generated<string | null>;
 }
 
 export interface LeasesTable {
@@ -188,6 +190,8 @@ export interface AllocationsTable {
   leave_reason: Generated<string | null>;
   left_at: NullableTimestamp;
   replaces: Generated<string | null>;
+  /** The allocation this sub-allocation is carved from (0012), or null. */
+  parent_allocation_id: Generated<string | null>;
   failure: Generated<string | null>;
   failure_kind: Generated<string | null>;
   /** When it stopped holding its node back from the next lessee (migration 0014). */

@@ -116,7 +116,7 @@ export function translateDbError(err: unknown): unknown {
       // other's uncommitted row); PostgreSQL aborts one. It lost the race like any other conflict: plan again.
       return new LeaseConflictError('a concurrent booking won the race for the same node; try again', { cause: err });
     case '23P01':
-      if (e.constraint === 'offers_no_overlap') {
+      if (e.constraint === 'offers_no_overlap' || e.constraint === 'offers_sub_no_overlap') {
         return new ConflictError('the offer overlaps another offer in force for the same node', {
           cause: err,
           details: { constraint: e.constraint },

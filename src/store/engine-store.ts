@@ -1,3 +1,4 @@
+import type { ParentHold } from './queries/sublease-family.js';
 import type { Allocation, AllocationState, Lease, NewAuditEvent, ReleaseStep } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
 
@@ -46,6 +47,10 @@ export interface AllocationPatch {
 }
 
 export interface EngineStore {
+  /** A sub-allocation's parent allocation with its lease, or null: where the node goes when the sub-lease ends. */
+  parentHold(allocationId: string): Promise<ParentHold | null>;
+  /** The leases sub-leasing an allocation's node: their marks on the node are the parent release's to clear. */
+  subleaseIdsOf(allocationId: string): Promise<readonly string[]>;
   /**
    * Claims up to `limit` tasks that are due at `now`, not done, and not claimed by a live claim, for `worker`
    * until `now + claimMs` (FOR UPDATE SKIP LOCKED: two workers never claim one task). A claim that expired

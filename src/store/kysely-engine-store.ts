@@ -7,6 +7,7 @@ import type { Database } from './database.js';
 import { guarded } from './db-errors.js';
 import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim, TaskLane } from './engine-store.js';
 import { allocationContext } from './queries/engine-allocation-context.js';
+import { parentHold, subleaseIdsOf, type ParentHold } from './queries/sublease-family.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
 import { nextDueAt } from './queries/engine-next-due.js';
 import { updateAllocation } from './queries/engine-update-allocation.js';
@@ -23,6 +24,14 @@ import { reconcileHoldings } from './queries/reconcile-holdings.js';
  */
 export class KyselyEngineStore implements EngineStore {
   constructor(private readonly db: Kysely<Database>) {}
+
+  parentHold(allocationId: string): Promise<ParentHold | null> {
+    return guarded(async () => (isUuid(allocationId) ? parentHold(this.db, allocationId) : null));
+  }
+
+  subleaseIdsOf(allocationId: string): Promise<readonly string[]> {
+    return guarded(async () => (isUuid(allocationId) ? subleaseIdsOf(this.db, allocationId) : []));
+  }
 
   claimDueTasks(worker: string, now: Date, limit: number, claimMs: number, lane?: TaskLane): Promise<readonly LeaseTask[]> {
     return guarded(() => claimDueTasks(this.db, worker, now, Math.max(0, Math.floor(limit)), claimMs, lane ?? null));

@@ -27,7 +27,7 @@ import { createLease } from './queries/create-lease.js';
 import { freeStarts } from './queries/free-starts.js';
 import { planningHolds } from './queries/planning-holds.js';
 import { insertEvents } from './queries/insert-events.js';
-import { handedOver } from './queries/node-view-query.js';
+import { handedOver, notSubleasedAt } from './queries/node-view-query.js';
 import { inList, tstzRange } from './queries/ranges.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -55,6 +55,7 @@ export class KyselyLeasingStore implements LeasingStore {
             extension_window_ms: offer.extension_window_ms ?? null,
             extension_max_ahead_ms: offer.extension_max_ahead_ms ?? null,
             max_total_ms: offer.max_total_ms ?? null,
+            parent_allocation_id: offer.parent_allocation_id ?? null,
             created_at: now,
           })
           .returning('id')
@@ -235,6 +236,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
         .where(sql<SqlBool>`${handedOver}`)
+        .where(sql<SqlBool>`${notSubleasedAt(now)}`)
         .execute();
       return new Map(rows.map((r) => [r.node_id, { lease_id: r.lease_id, project_id: r.project_id, end: r.end }]));
     });
@@ -251,6 +253,7 @@ export class KyselyLeasingStore implements LeasingStore {
         .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
         .where('l.state', 'not in', ['cancelled', 'failed'])
         .where(sql<SqlBool>`${handedOver}`)
+        .where(sql<SqlBool>`${notSubleasedAt(now)}`)
         .execute();
       return rows.map((r) => r.node_id);
     });

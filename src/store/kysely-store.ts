@@ -17,6 +17,8 @@ import type { NoticeStore } from './notice-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import { KyselyUsageStore } from './kysely-usage-store.js';
 import type { UsageStore } from './usage-store.js';
+import { KyselySubleaseStore } from './kysely-sublease-store.js';
+import type { SubleaseStore } from './sublease-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { CurrentLease, LeasingStore } from './leasing-store.js';
@@ -66,6 +68,7 @@ export class KyselyStore implements Store {
   readonly stats: StatsStore;
   readonly usage: UsageStore;
   readonly notices: NoticeStore;
+  readonly subleases: SubleaseStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -87,6 +90,7 @@ export class KyselyStore implements Store {
     };
     this.usage = new KyselyUsageStore(db);
     this.notices = new KyselyNoticeStore(db);
+    this.subleases = new KyselySubleaseStore(db);
   }
 
   ping(): Promise<void> {

@@ -27,6 +27,8 @@ export function selectOffers(db: Kysely<Database>) {
       'o.extension_window_ms',
       'o.extension_max_ahead_ms',
       'o.max_total_ms',
+      'o.parent_allocation_id',
+      sql<string | null>`(select pa.lease_id from allocations pa where pa.id = o.parent_allocation_id)`.as('parent_lease_id'),
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
     ]);
@@ -53,6 +55,8 @@ export function toOffer(row: OfferRow): Offer {
     extension_window_ms: toMs(row.extension_window_ms),
     extension_max_ahead_ms: toMs(row.extension_max_ahead_ms),
     max_total_ms: toMs(row.max_total_ms),
+    parent_allocation_id: row.parent_allocation_id,
+    parent_lease_id: row.parent_lease_id,
   };
 }
 
@@ -72,6 +76,7 @@ export function selectAllocations(db: Kysely<Database>) {
       'a.left_at',
       'a.replaces',
       'a.failure',
+      'a.parent_allocation_id',
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
     ]);
@@ -94,6 +99,7 @@ export function toAllocation(row: AllocationRow): Allocation {
     left_at: row.left_at,
     replaces: row.replaces,
     failure: row.failure,
+    parent_allocation_id: row.parent_allocation_id,
   };
 }
 

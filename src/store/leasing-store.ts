@@ -17,7 +17,7 @@ export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
 > &
-  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms'>>;
+  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms' | 'parent_allocation_id'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
@@ -45,6 +45,8 @@ export interface Booking {
   readonly end: Date;
   /** end + the cleaning gap in force when it was booked. */
   readonly blocked_until: Date;
+  /** A sub-lease (inside its parent allocation's booking). */
+  readonly sub?: boolean;
 }
 
 /** A window held on a node, as planning reads it (no join to the lease). */
@@ -54,6 +56,8 @@ export interface Hold {
   readonly start: Date;
   /** The end of the lease plus the cleaning gap booked with it. */
   readonly blocked_until: Date;
+  /** A sub-lease (inside its parent allocation's booking). */
+  readonly sub?: boolean;
 }
 
 /** Where a window may start on one node (inclusive bounds, epoch ms), between the windows held on it. */

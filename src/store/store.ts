@@ -8,6 +8,7 @@ import type { NetworkStore } from './network-store.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import type { UsageStore } from './usage-store.js';
 import type { NoticeStore } from './notice-store.js';
+import type { SubleaseStore } from './sublease-store.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import type { Page, PageRequest } from './page.js';
 import type { StatsStore } from './stats-store.js';
@@ -114,6 +115,8 @@ export interface Store {
   readonly usage: UsageStore;
   /** Notices before a lease's end and auto-renew (issue 16). */
   readonly notices: NoticeStore;
+  /** Sub-leasing reads: what a lessee holds on a node, and the chain of a lease's nodes (sublease-store.ts). */
+  readonly subleases: SubleaseStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -9,6 +9,7 @@ import { noticesContract } from './contract/notices-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { statsContract } from './contract/stats-contract.js';
+import { subleaseContract } from './contract/sublease-contract.js';
 import { tokensContract } from './contract/tokens-contract.js';
 import { usageContract } from './contract/usage-contract.js';
 
@@ -29,5 +30,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     statsContract(openFreshStore);
     usageContract(openFreshStore);
     noticesContract(openFreshStore);
+    subleaseContract(openFreshStore);
   });
 }

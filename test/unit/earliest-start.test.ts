@@ -20,6 +20,7 @@ const offer = (over: Partial<Offer>): Offer => ({
   extension_window_ms: null,
   extension_max_ahead_ms: null,
   max_total_ms: null,
+  parent_allocation_id: null,
   ...over,
 });
 

@@ -48,6 +48,14 @@ const LeaseBody = z
   })
   .strict();
 
+/** A lease at the other end of a sub-leasing link (one level, as ESI). */
+const LinkedLeaseFields = z.object({ lease_id: z.string(), lease_name: z.string(), project_id: z.string(), project_name: z.string(), start: z.string(), end: z.string(), state: z.string() });
+export const LinkedLeaseSchema = LinkedLeaseFields.openapi('LinkedLease', {
+    description:
+      "The other end of a sub-leasing link with its window on the node: on an allocation's `sublease_of`, the lease it is sub-leased from " +
+      '(the node is this lease\'s only inside both windows); in `subleases`, a sub-lease carved from it (its lessee has no access meanwhile).',
+  });
+
 export const LeaseSchema = z
   .object({
     id: z.string(),
@@ -71,9 +79,15 @@ export const LeaseSchema = z
         last_error: z.string().nullable(),
         start: z.string().openapi({ description: "When the node is the lease's (a substitute's starts when it took over)." }),
         end: z.string().openapi({ description: 'When the node leaves the lease: its end, or earlier when it left early.' }),
-        leave_reason: z.enum(['returned', 'replaced', 'reclaimed', 'failed']).nullable().openapi({ description: 'Why the node left (or leaves) the lease before its end, or null.' }),
+        leave_reason: z
+          .enum(['returned', 'replaced', 'reclaimed', 'failed', 'parent_ended'])
+          .nullable()
+          .openapi({ description: 'Why the node left (or leaves) the lease before its end, or null (`parent_ended`: a sub-lease whose parent lease let go of the node).' }),
         replaces: z.string().nullable().openapi({ description: 'The node this one took the place of, or null.' }),
         failure: z.string().nullable().openapi({ description: 'A failure of the node recorded while the lease keeps it (no substitute, or the lease asked for none).' }),
+        // Inline, not the shared component: a nullable reference made the component itself nullable.
+        sublease_of: LinkedLeaseFields.nullable().openapi({ description: 'A sub-lease: the lease it is sub-leased from (a LinkedLease), or null.' }),
+        subleases: z.array(LinkedLeaseSchema).openapi({ description: 'Sub-leases carved from this node\'s window (its lessee has no access to the node during them).' }),
       }),
     ),
     replace_policy: ReplaceInput,

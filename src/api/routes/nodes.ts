@@ -104,7 +104,9 @@ export function nodeRoutes(deps: ApiDeps) {
 
   router.openapi(getNode, async (c) => {
     const { node, access, lease } = await nodeForCaller(deps, c.get('principal'), c.req.valid('param').id);
-    return c.json(nodeJson(node, { access, lease }), 200);
+    // The chain, for one node only (a list would ask once per node): the lease a sub-lease is carved from.
+    const sublease_of = lease ? await deps.store.subleases.parentOnNode(node.id, lease.lease_id, deps.clock.now()) : null;
+    return c.json(nodeJson(node, { access, lease, sublease_of }), 200);
   });
 
   router.openapi(patchNode, async (c) => {

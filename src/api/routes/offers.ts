@@ -2,7 +2,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { NIL_UUID } from '../../domain/ids.js';
 import { mayUseOffer } from '../../domain/availability.js';
 import { parseDuration } from '../../domain/duration.js';
-import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, PolicyViolationError } from '../../domain/errors.js';
+import { SUBLEASE_RULE, SubleaseRule, parentFor, subOfferWindow, subleaseRefusal, subleaseSubject } from '../../domain/subleasing.js';
+import { checkIdOrName } from '../../domain/text-bounds.js';
 import { type Principal, localUserId } from '../../domain/identity.js';
 import type { Offer } from '../../domain/leasing.js';
 import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
@@ -39,6 +41,9 @@ export const OfferSchema = z
     allowed_projects: z.array(z.string()).nullable(),
     price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
     currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
+    sublease_of: z.string().nullable().openapi({
+      description: "A sub-offer: the lease its lessee offers the node from (project_id is that lessee); it ends with that lease's hold on the node. Null: the owner's offer.",
+    }),
     status: z.enum(STATUSES),
     free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })),
     created_at: z.string(),
@@ -55,12 +60,20 @@ const CurrencyInput = z
   .string()
   .regex(/^[A-Z]{3}$/, 'an ISO 4217 code: three capital letters, e.g. EUR')
   .openapi({ description: 'ISO 4217 currency code of `price_per_node_hour`.', example: 'EUR' });
+type OfferBody = { start?: string; end?: string; max_lease_duration?: string; min_lease_duration?: string; reclaim_notice?: string; allowed_projects?: string[] };
 
 const createOffer = createRoute({
   method: 'post',
   path: '/v1/offers',
   tags: ['offers'],
-  summary: 'Put a node in the pool under a policy (its owner, or the operator)',
+  summary: 'Put a node in the pool under a policy (its owner, or the operator), or sub-lease a node you hold (its lessee)',
+  description:
+    'A member of a project that holds the node through a lease (active or to come) offers it to other projects within that lease\'s ' +
+    'window on the node (a sub-offer, `sublease_of`): `start` defaults to now (or the lease\'s start), `end` to the lease\'s end on the ' +
+    'node. A sub-offer outside that window is refused (409 policy_violation, rule `sublease_within_lease`); a node held through a ' +
+    'sub-lease cannot be offered on (409, rule `sublease_one_level`; policy rule `baremetal:node:sublease`). While a sub-lease runs, ' +
+    'its lessee has the node and the offering lessee has no access; whatever ends the offering lease\'s hold on the node ends the ' +
+    'sub-lease at the same instant.',
   request: {
     body: jsonBody(
       z
@@ -151,15 +164,17 @@ export function offerRoutes(deps: ApiDeps) {
     const [bookings, names] = await Promise.all([deps.store.leasing.bookings(nodeIds, now, null), deps.store.nodeNames(nodeIds)]);
     // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
     const busyByNode = new Map<string, Interval[]>();
+    // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).
     for (const b of bookings) {
-      const list = busyByNode.get(b.node_id) ?? [];
+      const key = `${b.node_id}:${b.sub === true}`;
+      const list = busyByNode.get(key) ?? [];
       list.push({ start: b.start.getTime(), end: b.blocked_until.getTime() });
-      busyByNode.set(b.node_id, list);
+      busyByNode.set(key, list);
     }
     return offers.map((o) => {
       const from = Math.max(o.start.getTime(), now.getTime());
       const window: Interval = { start: from, end: o.end ? o.end.getTime() : Infinity };
-      const busy = busyByNode.get(o.node_id) ?? [];
+      const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
       const free = o.withdrawn_at || window.end <= window.start ? [] : subtract([window], busy);
       return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free });
     });
@@ -178,12 +193,14 @@ export function offerRoutes(deps: ApiDeps) {
   router.openapi(createOffer, async (c) => {
     const principal = c.get('principal');
     const body = c.req.valid('json');
+    const now = deps.clock.now();
+    const sub = await subOfferFor(principal, body.node_id, body, now);
+    if (sub) return c.json((await render([sub]))[0]!, 201);
     const { node, access } = await nodeForCaller(deps, principal, body.node_id);
     if (!canManageOwnedNode(principal, access)) throw new ForbiddenError("only the node's owner (a member) or an operator can offer it");
     if (!node.owner_project) {
       throw new ConflictError(`node ${node.name ?? node.id} has no owner project; the operator sets one first`, { details: { node_id: node.id } });
     }
-    const now = deps.clock.now();
     const start = body.start ? new Date(body.start) : now;
     const end = body.end ? new Date(body.end) : null;
     checkWithinHorizon(start, now, 'start');
@@ -212,6 +229,65 @@ export function offerRoutes(deps: ApiDeps) {
     c.get('log').info({ offer: offer.id, node: node.id }, 'offer created');
     return c.json((await render([offer]))[0]!, 201);
   });
+
+  /**
+   * A sub-offer, when the caller's project (not the node's owner) holds the node through a lease, active or to
+   * come: carved from that allocation, inside its window (domain/subleasing.ts). Null: not a lessee's offer — the
+   * owner's path decides (and answers 404 for a node the caller cannot see).
+   */
+  async function subOfferFor(principal: Principal, key: string, body: OfferBody, now: Date): Promise<Offer | null> {
+    if (principal.projectId === null || isAdmin(principal)) return null;
+    checkIdOrName(key, 'node_id');
+    const node = await deps.store.getNode(key, { kind: 'all' });
+    if (!node || node.owner_project?.id === principal.projectId) return null;
+    const held = await deps.store.subleases.heldOnNode(node.id, principal.projectId, now);
+    if (held.length === 0) return null;
+    const label = node.name ?? node.id;
+    const asked = { start: body.start ? new Date(body.start) : undefined, end: body.end ? new Date(body.end) : undefined };
+    if (asked.start) checkWithinHorizon(asked.start, now, 'start');
+    if (asked.end) checkWithinHorizon(asked.end, now, 'end');
+    const parent = parentFor(held, asked.start, now);
+    if (!parent) {
+      const windows = held.map((h) => ({ start: h.start.toISOString(), end: h.end.toISOString() }));
+      throw new PolicyViolationError(`a sub-offer must start within your lease on node ${label} (rule ${SubleaseRule.WithinLease})`, {
+        details: { rule: SubleaseRule.WithinLease, field: 'start', leased: windows },
+      });
+    }
+    if (!deps.policy.allows(SUBLEASE_RULE, subleaseSubject(principal, parent, false))) throw subleaseRefusal(principal, parent, label);
+    const window = subOfferWindow(parent, asked, now);
+    if (window.end.getTime() <= Math.max(window.start.getTime(), now.getTime())) {
+      throw new InvalidRequestError('end must be after start and in the future', { details: { field: 'end' } });
+    }
+    const max = body.max_lease_duration === undefined ? null : parseDuration(body.max_lease_duration, 'max_lease_duration');
+    const min = body.min_lease_duration === undefined ? null : parseDuration(body.min_lease_duration, 'min_lease_duration');
+    if (max !== null && max <= 0) throw new InvalidRequestError('max_lease_duration must be longer than zero', { details: { field: 'max_lease_duration' } });
+    if (max !== null && min !== null && min > max) {
+      throw new InvalidRequestError('min_lease_duration is longer than max_lease_duration', { details: { field: 'min_lease_duration' } });
+    }
+    // The owner's to give; a lessee cannot promise the node back before its own lease ends.
+    if (body.reclaim_notice !== undefined) {
+      throw new PolicyViolationError('reclaim_notice is the node owner\'s to set; a sub-offer ends with your lease', { details: { rule: SubleaseRule.WithinLease, field: 'reclaim_notice' } });
+    }
+    const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
+    const by = { actor: principal.userName, actor_user_id: localUserId(principal) };
+    const offer = await deps.store.leasing.createOffer(
+      { node_id: node.id, project_id: principal.projectId, start: window.start, end: window.end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), parent_allocation_id: parent.id },
+      [
+        {
+          type: 'offer.created',
+          ...by,
+          node_id: node.id,
+          lease_id: parent.lease_id,
+          project_id: principal.projectId,
+          owner_project_id: node.owner_project?.id ?? null,
+          message: `${label} sub-offered from lease ${parent.lease_id} until ${window.end.toISOString()}`,
+          details: { sublease_of: parent.lease_id, start: window.start.toISOString(), end: window.end.toISOString() },
+        },
+      ],
+      now,
+    );
+    return offer;
+  }
 
   router.openapi(listOffers, async (c) => {
     const principal = c.get('principal');

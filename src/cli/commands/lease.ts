@@ -49,6 +49,9 @@ function nodeNote(a: Allocation, all: readonly Allocation[]): string | null {
     notes.push(`replaces ${old ? nodeLabel(old) : a.replaces} from ${a.start}`);
   }
   if (a.leave_reason) notes.push(`${a.leave_reason} at ${a.end}`);
+  // The sub-leasing chain (one level): where a sub-leased node comes from, and to whom this node is sub-leased.
+  if (a.sublease_of) notes.push(`sublease of ${a.sublease_of.lease_name} (${a.sublease_of.project_name}, ${a.sublease_of.lease_id}) until ${a.sublease_of.end}`);
+  for (const s of a.subleases ?? []) notes.push(`sub-leased to ${s.project_name} (${s.lease_name}, ${s.lease_id}) ${s.start} to ${s.end}, ${s.state}`);
   if (a.failure) notes.push(`failed: ${a.failure}`);
   return notes.length === 0 ? null : notes.join('; ');
 }

@@ -78,6 +78,8 @@ export function nodeFields(n: Node, bootDevice: string | null = null): string {
   const maintenance = n.maintenance ? `yes${n.maintenance_reason ? `: ${n.maintenance_reason}` : ''}` : 'no';
   const quarantine = n.quarantined === true ? `yes${n.quarantine_reason ? `: ${n.quarantine_reason}` : ''}` : 'no';
   const lease = n.lease ? `${n.lease.id} (project ${n.lease.project_id}, until ${n.lease.end})` : null;
+  const parent = n.lease?.sublease_of;
+  const subleaseOf = parent ? `${parent.lease_name} ${parent.lease_id} (project ${parent.project_name}, until ${parent.end})` : null;
   const otherFacts = Object.keys(n.facts)
     .filter((key) => !MAIN_FACTS.has(key))
     .sort()
@@ -101,6 +103,7 @@ export function nodeFields(n: Node, bootDevice: string | null = null): string {
     ['maintenance', maintenance],
     ['quarantined', quarantine],
     ['lease', lease],
+    ...(subleaseOf ? [['sublease of', subleaseOf] as [string, Cell]] : []),
     ['last error', n.last_error],
     ['console enabled', formatBool(n.console_enabled)],
     ['synced at', n.synced_at],

@@ -4,7 +4,7 @@ import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatEnd, formatLimit, formatWindow } from '../format.js';
 import { nameOf, projectLabel, projectNames } from '../names.js';
-import { renderFields, renderTable } from '../output.js';
+import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
 import { parseDuration } from '../../domain/duration.js';
@@ -57,6 +57,8 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ['id', o.id],
     ['node', o.node_name ? `${o.node_name} (${o.node_id})` : o.node_id],
     ['owner', projectLabel(names, o.project_id)],
+    // A sub-offer: `owner` is the lessee offering the node on, inside this lease of its own.
+    ...(o.sublease_of ? [['sublease of', o.sublease_of] as [string, Cell]] : []),
     ['status', o.status],
     ['start', o.start],
     ['end', formatEnd(o.end)],
@@ -140,7 +142,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     .addOption(new Option('--max-total-length <duration>', 'a lease never longer than this in total, extensions included, e.g. 14d').argParser(parseIsoDuration))
     .addHelpText(
       'after',
-      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-04 --max-lease 7d --extension-window 2d --extension-max-ahead 7d --max-total-length 14d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab',
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-04 --max-lease 7d --extension-window 2d --extension-max-ahead 7d --max-total-length 14d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab' +
+        '\n  leasehold offer create gpu-04 --allow geo --end 2030-01-03T00:00:00Z   (a lessee sub-leasing a node it holds, within its lease)',
     )
     .action(async (node: string, flags: OfferCreateFlags) => {
       if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {

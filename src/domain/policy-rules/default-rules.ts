@@ -94,6 +94,11 @@ export const DEFAULT_RULES = {
   // Ironic lets lessee admins set maintenance; in Leasehold a node in maintenance cannot be wiped at the lease end.
   'baremetal:node:set_maintenance': 'rule:owner_member',
   'baremetal:node:clear_maintenance': 'rule:owner_member',
+
+  // Sub-leasing (Leasehold's own; Ironic has no such rule): offering a node one holds to another project within
+  // one's own lease (POST /v1/offers by a lessee). `is_node_lessee` here means the caller's project holds an active or
+  // upcoming allocation on the node; one level only, as ESI: a sub-lessee may not offer it on.
+  'baremetal:node:sublease': 'rule:is_lessee_member and not is_node_sublessee',
 } as const satisfies Readonly<Record<string, string>>;
 
 /** Rules that Leasehold checks (the rest are building blocks an operator may add to and refer to). */

@@ -8,7 +8,7 @@ import { Role } from '../identity.js';
  *   or      := and ("or" and)*
  *   and     := not ("and" not)*
  *   not     := "not" not | "(" or ")" | atom
- *   atom    := "@" (always) | "!" (never) | "is_admin" | "is_node_owner" | "is_node_lessee"
+ *   atom    := "@" (always) | "!" (never) | "is_admin" | "is_node_owner" | "is_node_lessee" | "is_node_sublessee"
  *            | "role:" reader|member|manager|admin | "rule:" NAME
  *
  * `is_node_lessee` is decided from Leasehold's lease table at the instant of the request (the caller's project
@@ -25,7 +25,7 @@ export type RuleExpr =
   | { readonly kind: 'not'; readonly expr: RuleExpr }
   | { readonly kind: 'and' | 'or'; readonly exprs: readonly RuleExpr[] };
 
-export const FACTS = ['is_admin', 'is_node_owner', 'is_node_lessee'] as const;
+export const FACTS = ['is_admin', 'is_node_owner', 'is_node_lessee', 'is_node_sublessee'] as const;
 export type Fact = (typeof FACTS)[number];
 
 const ROLES: readonly string[] = Object.values(Role);
@@ -108,6 +108,11 @@ export interface PolicySubject {
   readonly is_admin: boolean;
   readonly is_node_owner: boolean;
   readonly is_node_lessee: boolean;
+  /**
+   * The caller's lease on the node is a sub-lease (booked from another lessee's sub-offer). Only the sub-leasing rule
+   * asks it; a subject that does not say is not a sub-lessee.
+   */
+  readonly is_node_sublessee?: boolean;
   readonly role: Role;
 }
 
@@ -119,7 +124,7 @@ export function evaluateRule(expr: RuleExpr, subject: PolicySubject, rules: Read
     case 'never':
       return false;
     case 'fact':
-      return subject[expr.fact];
+      return subject[expr.fact] ?? false;
     case 'role':
       return rankOf(subject.role) >= rankOf(expr.role);
     case 'rule': {

@@ -9,6 +9,11 @@ export interface Held {
   readonly start: number;
   /** The end of the lease plus the cleaning gap booked with it. */
   readonly blockedUntil: number;
+  /**
+   * A sub-lease (booked from a lessee's sub-offer, domain/subleasing.ts): it only competes with other sub-leases,
+   * as a lease from an owner's offer only competes with other such leases — a sub-lease lies inside its parent.
+   */
+  readonly sub?: boolean;
 }
 
 /** Why a node cannot serve a window; `null` means it can. */
@@ -56,14 +61,24 @@ export function assessNode(node: PlanNode, window: Interval, ctx: AssessContext)
     return { kind: 'unhealthy', reason: `not available (provision state "${node.provision_state}")` };
   }
   const policy = checkPolicy(node, window, ctx);
-  if (policy) return { kind: 'policy', reason: policy };
-  const clash = held.find((h) => h.start < window.end + ctx.gapMs && window.start < h.blockedUntil);
-  if (clash) return { kind: 'busy', reason: `leased until ${new Date(clash.blockedUntil).toISOString()} (incl. cleaning)` };
-  return null;
+  if (typeof policy === 'string') return { kind: 'policy', reason: policy };
+  // Per level an allowing offer covers the window at: free at one of them is enough. No cleaning gap after a
+  // sub-lease: the node goes back to the lessee that offered it, not to the pool.
+  let clash: Held | undefined;
+  for (const sub of policy) {
+    const gap = sub ? 0 : ctx.gapMs;
+    clash = held.find((h) => (h.sub ?? false) === sub && h.start < window.end + gap && window.start < h.blockedUntil);
+    if (!clash) return null;
+  }
+  return { kind: 'busy', reason: `leased until ${new Date(clash!.blockedUntil).toISOString()} (incl. cleaning)` };
 }
 
-function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Interval, ctx: Omit<AssessContext, 'heldByNode'>): string | null {
-  if (node.owner_project?.id === ctx.project.id) return null;
+/**
+ * The owner's policy for the window: a reason it refuses, or the levels at which an offer allowing the project
+ * covers it (false: an owner's offer, or the owner itself; true: a lessee's sub-offer).
+ */
+function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Interval, ctx: Omit<AssessContext, 'heldByNode'>): string | readonly boolean[] {
+  if (node.owner_project?.id === ctx.project.id) return [false];
   const offers = ctx.offersByNode.get(node.id) ?? [];
   if (offers.length === 0) return 'not offered';
   const duration = window.end - window.start;
@@ -72,6 +87,7 @@ function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Inter
   );
   if (covering.length === 0) return 'no offer covers the whole window';
   let reason = '';
+  const levels = new Set<boolean>();
   for (const o of covering) {
     if (!offerAllows(o, ctx.project.id)) {
       reason ||= 'not offered to this project';
@@ -80,10 +96,10 @@ function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Inter
     } else if (o.min_lease_ms !== null && duration < o.min_lease_ms) {
       reason = `offer requires at least ${formatDuration(o.min_lease_ms)}`;
     } else {
-      return null;
+      levels.add(o.parent_allocation_id != null);
     }
   }
-  return reason;
+  return levels.size > 0 ? [...levels] : reason;
 }
 
 /**
@@ -94,5 +110,5 @@ function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Inter
  */
 export function mayServe(node: PlanNode, window: Interval, ctx: Omit<AssessContext, 'heldByNode'>): boolean {
   if (node.maintenance || node.quarantined_at) return false;
-  return checkPolicy(node, window, ctx) === null;
+  return typeof checkPolicy(node, window, ctx) !== 'string';
 }

@@ -7,6 +7,7 @@ import { loadLeases } from '../leasing-rows.js';
 import { lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
 import { tstzRange } from './ranges.js';
+import { cutSubleases } from './sublease-cut.js';
 
 /** Allocations that can still leave their lease: in it, and not already on their way out. */
 const IN_LEASE = ['reserved', 'starting', 'active'];
@@ -59,6 +60,8 @@ export async function leaveLease(
     await lockNodes(trx, newNode ? [current.node_id, newNode] : [current.node_id]);
     const at = input.at.getTime() < current.start.getTime() ? current.start : input.at;
     await cut(trx, current, at, input.reason, input.cleaning_gap_ms, now);
+    // The node leaves this lease at `at`: so does whoever sub-leased it (the substitute is not sub-leased).
+    await cutSubleases(trx, [current.id], at, events[0]?.actor ?? 'engine', now);
     if (newNode !== null && at.getTime() < current.end.getTime()) {
       const from = at.getTime() > current.start_at.getTime() ? at : current.start_at;
       const inserted = await trx

@@ -44,7 +44,8 @@ function holding(db: Kysely<Database>, filter: AvailabilityBookingFilter) {
 /** Bookings for planning: node, lease, lessee and the windows. */
 export function bookings(db: Kysely<Database>, filter: AvailabilityBookingFilter) {
   if (filter.nodeIds != null && filter.nodeIds.length === 0) return Promise.resolve([]);
-  return holding(db, filter).execute();
+  // A sub-lease lies inside its parent's booking: planning compares it with other sub-leases only.
+  return holding(db, filter).select(sql<boolean>`a.parent_allocation_id is not null`.as('sub')).execute();
 }
 
 /** Bookings for the availability timeline: with the lease's name and state and the lessee project's name. */

@@ -7,6 +7,7 @@ import { checkNodeQuotaLocked, lockNodes } from './create-lease.js';
 import { insertEvents } from './insert-events.js';
 import { forgetOtherEnds } from './lease-notices.js';
 import { tstzRange } from './ranges.js';
+import { cutSubleases } from './sublease-cut.js';
 
 /** Allocations whose window may still move: not yet released, quarantined or cancelled. */
 const MOVABLE = ['reserved', 'starting', 'active'];
@@ -54,7 +55,8 @@ export async function changeLeaseEnd(
       .updateTable('allocations')
       .set({
         period: tstzRange(sql`lower(period)`, end),
-        blocked: tstzRange(sql`lower(period)`, blockedUntil),
+        // A sub-lease has no cleaning gap after it (the node goes back to the lessee that lent it).
+        blocked: tstzRange(sql`lower(period)`, sql`case when parent_allocation_id is null then ${blockedUntil}::timestamptz else ${end}::timestamptz end`),
         updated_at: now,
       })
       .where('lease_id', '=', id)
@@ -90,6 +92,11 @@ export async function changeLeaseEnd(
         .where('done_at', 'is', null)
         .execute();
     }
+    if (end.getTime() < lease.end_at.getTime()) {
+      // Shortened or ended early: what its lessee sub-leased ends at the same instant.
+      const all = await trx.selectFrom('allocations').select('id').where('lease_id', '=', id).execute();
+      await cutSubleases(trx, all.map((a) => a.id), end, events[0]?.actor ?? 'engine', now);
+    }
     await insertEvents(trx, events, now);
     return (await loadLeases(trx, [updated]))[0]!;
   });
@@ -113,6 +120,9 @@ export async function cancelLease(db: Kysely<Database>, id: string, events: read
       .where('lease_id', '=', id)
       .execute();
     await trx.updateTable('lease_tasks').set({ done_at: now, locked_by: null, locked_until: null }).where('lease_id', '=', id).where('done_at', 'is', null).execute();
+    // Sub-leases of a lease that never began had not begun either: cancelled with it.
+    const all = await trx.selectFrom('allocations').select('id').where('lease_id', '=', id).execute();
+    await cutSubleases(trx, all.map((a) => a.id), lease.start_at, events[0]?.actor ?? 'engine', now);
     await insertEvents(trx, events, now);
     return (await loadLeases(trx, [updated]))[0]!;
   });

@@ -23,7 +23,13 @@ const SPARE = 2;
  * LeaseConflictError when the alternatives run out; `details.locked_by_others` says whether nodes were skipped
  * because another booking held them (its outcome unknown: the caller plans again after it).
  */
-export async function claimNodes(trx: Transaction<Database>, input: NewLease, alternatives: readonly (readonly string[])[]): Promise<Chosen> {
+export async function claimNodes(
+  trx: Transaction<Database>,
+  input: NewLease,
+  alternatives: readonly (readonly string[])[],
+  /** Nodes this booking takes as sub-leases: checked against other sub-leases only (migration 0012). */
+  subNodes: ReadonlySet<string> = new Set(),
+): Promise<Chosen> {
   const counts = alternatives.map((_, g) => input.allocations.filter((a) => a.group_index === g).length);
   const blocked = tstzRange(input.start, new Date(input.end.getTime() + input.cleaning_gap_ms));
   const held = new Set<string>();
@@ -42,7 +48,8 @@ export async function claimNodes(trx: Transaction<Database>, input: NewLease, al
     if (locked.length > 0) {
       const { rows: busy } = await sql<{ node_id: string }>`
         select distinct a.node_id from allocations a
-         where a.holds and a.node_id = any(${locked}::text[]) and a.blocked && ${blocked}`.execute(trx);
+         where a.holds and a.node_id = any(${locked}::text[]) and a.blocked && ${blocked}
+           and (a.parent_allocation_id is not null) = (a.node_id = any(${[...subNodes]}::text[]))`.execute(trx);
       const taken = new Set(busy.map((b) => b.node_id));
       for (const id of locked) if (!taken.has(id)) held.add(id);
     }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { ConsoleAccessState } from '../console-store.js';
 import type { Database } from '../database.js';
 import { GRANT_COLUMNS, toConsoleGrant } from './console-grant.js';
-import { handedOver } from './node-view-query.js';
+import { handedOver, notSubleasedAt } from './node-view-query.js';
 
 /**
  * What the open console connections of one process need to be re-checked, for all of them in one query: each
@@ -36,6 +36,7 @@ export async function consoleAccessStates(
           .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
           .where('l.state', 'not in', ['cancelled', 'failed'])
           .where(sql<SqlBool>`${handedOver}`)
+        .where(sql<SqlBool>`${notSubleasedAt(now)}`)
           .limit(1)
           .as('cl'),
       (join) => join.onTrue(),

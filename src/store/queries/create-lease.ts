@@ -8,6 +8,7 @@ import { claimNodes } from './claim-nodes.js';
 import { heldWindows } from './held-windows.js';
 import { insertEvents } from './insert-events.js';
 import { tstzRange } from './ranges.js';
+import { subleaseParents } from './sublease-parents.js';
 
 /**
  * Books a lease in one transaction: the lease, its allocations (the exclusion constraint over
@@ -18,7 +19,9 @@ import { tstzRange } from './ranges.js';
 export async function createLease(db: Kysely<Database>, input: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease> {
   return db.transaction().execute(async (trx) => {
     let chosen = input.allocations;
-    if (input.alternatives) chosen = await claimNodes(trx, input, input.alternatives);
+    // Nodes a sub-offer open to the project covers for the whole window are taken as sub-leases (subleasing.ts).
+    const parents = await subleaseParents(trx, [...new Set([...input.allocations.map((a) => a.node_id), ...(input.alternatives ?? []).flat()])], input.project_id, input.start, input.end);
+    if (input.alternatives) chosen = await claimNodes(trx, input, input.alternatives, new Set(parents.keys()));
     else await lockNodes(trx, input.allocations.map((a) => a.node_id));
     const limits = { max_nodes: input.max_nodes, max_node_hours: input.max_node_hours ?? null };
     if (limits.max_nodes !== null || limits.max_node_hours !== null) await checkNodeQuotaLocked(trx, input.project_id, limits, input, chosen.length);
@@ -42,18 +45,36 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
     const allocations = await trx
       .insertInto('allocations')
       .values(
-        chosen.map((a) => ({
-          lease_id: lease.id,
-          node_id: a.node_id,
-          group_index: a.group_index,
-          state: 'reserved',
-          period: tstzRange(input.start, input.end),
-          blocked: tstzRange(input.start, blockedUntil),
-          updated_at: now,
-        })),
+        chosen.map((a) => {
+          const parent = parents.get(a.node_id);
+          return {
+            lease_id: lease.id,
+            node_id: a.node_id,
+            group_index: a.group_index,
+            state: 'reserved',
+            period: tstzRange(input.start, input.end),
+            // No cleaning after a sub-lease: the node goes back to the lessee that offered it, not to the pool.
+            blocked: tstzRange(input.start, parent ? input.end : blockedUntil),
+            parent_allocation_id: parent?.parent_allocation_id ?? null,
+            updated_at: now,
+          };
+        }),
       )
       .returning(['id'])
       .execute();
+    const subleased = chosen.flatMap((a) => (parents.has(a.node_id) ? [parents.get(a.node_id)!] : []));
+    const actor = events[0]?.actor ?? 'engine';
+    const window = { start: input.start.toISOString(), end: input.end.toISOString() };
+    const subEvents: NewAuditEvent[] = subleased.map((p) => ({
+      type: 'lease.subleased',
+      actor,
+      actor_user_id: events[0]?.actor_user_id ?? null,
+      lease_id: p.parent_lease_id,
+      project_id: p.parent_project_id,
+      node_id: p.node_id,
+      message: `node ${p.node_id} sub-leased to project ${input.project_id} from ${window.start} to ${window.end}`,
+      details: { sublease_id: lease.id, sublessee: input.project_id, ...window },
+    }));
     await trx
       .insertInto('lease_tasks')
       .values(
@@ -63,7 +84,7 @@ export async function createLease(db: Kysely<Database>, input: NewLease, events:
         ]),
       )
       .execute();
-    await insertEvents(trx, events.map((e) => ({ ...e, lease_id: e.lease_id ?? lease.id })), now);
+    await insertEvents(trx, [...events.map((e) => ({ ...e, lease_id: e.lease_id ?? lease.id })), ...subEvents], now);
     const [loaded] = await loadLeases(trx, [lease]);
     return loaded!;
   });

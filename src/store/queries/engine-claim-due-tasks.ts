@@ -32,6 +32,8 @@ export function taskIsBlocked(now: Date | null): RawBuilder<boolean> {
         select 1 from allocations p
          where p.node_id = a.node_id
            and p.id <> a.id
+           -- A sub-lease starts inside its parent's hold: the parent is not in its way (subleasing.ts).
+           and p.id is distinct from a.parent_allocation_id
            and p.holds
            and p.state not in (${FINAL_STATES_SQL})
            and lower(p.period) < lower(a.period))

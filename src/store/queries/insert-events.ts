@@ -18,6 +18,9 @@ export const WEBHOOK_TYPES: Readonly<Record<string, string>> = {
   // Auto-renew (issue 16): each step, and the one warning that it could not go on.
   'lease.renewed': 'lease.renewed',
   'lease.renewal_failed': 'lease.renewal_failed',
+  // Sub-leasing (issue 16, item 6): the lessee hears its node was sub-leased; both lessees hear a sub-lease cut short.
+  'lease.subleased': 'lease.subleased',
+  'lease.sublease_ended': 'lease.sublease_ended',
 };
 
 /**

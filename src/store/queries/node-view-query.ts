@@ -62,7 +62,7 @@ export const NODE_SORT_KEY = [sql`coalesce(n.name, '')`, sql`n.id`] as const;
 export function leasedAt(projectId: string, now: Date) {
   return sql`select a.node_id from allocations a join leases l on l.id = a.lease_id
     where l.project_id = ${projectId} and a.holds and a.period @> ${now}::timestamptz
-      and l.state not in ('cancelled', 'failed') and ${handedOver}`;
+      and l.state not in ('cancelled', 'failed') and ${handedOver} and ${notSubleasedAt(now)}`;
 }
 
 /** FINAL_ALLOCATION_STATES as SQL literals (constants rather than parameters, so the planner sees them). */
@@ -75,4 +75,14 @@ export const FINAL_STATES_SQL = sql.join(FINAL_ALLOCATION_STATES.map((state) => 
  */
 export const handedOver = sql<boolean>`not exists (select 1 from nodes q where q.id = a.node_id and q.quarantined_at is not null)
   and not exists (select 1 from allocations prev where prev.node_id = a.node_id and prev.holds
-    and lower(prev.period) < lower(a.period) and prev.state not in (${FINAL_STATES_SQL}))`;
+    and lower(prev.period) < lower(a.period) and prev.state not in (${FINAL_STATES_SQL})
+    and prev.id is distinct from a.parent_allocation_id)`;
+
+/**
+ * For allocation `a` at `now`: no sub-lease carved from it holds the node then. While one does, the sub-lessee has
+ * the node and the lessee that offered it has no access (domain/subleasing.ts).
+ */
+export function notSubleasedAt(now: Date) {
+  return sql<boolean>`not exists (select 1 from allocations s where s.parent_allocation_id = a.id and s.holds
+    and s.period @> ${now}::timestamptz)`;
+}

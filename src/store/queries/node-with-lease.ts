@@ -3,7 +3,7 @@ import type { NodeView } from '../../domain/inventory.js';
 import type { Database } from '../database.js';
 import type { CurrentLease } from '../leasing-store.js';
 import { toNodeView, type NodeViewRow } from '../row-mappers.js';
-import { handedOver, nodeViewQuery } from './node-view-query.js';
+import { handedOver, nodeViewQuery, notSubleasedAt } from './node-view-query.js';
 
 /**
  * A live node by id or name (an exact id wins) with the lease granting access to it at `now` — what every node
@@ -27,6 +27,7 @@ export async function nodeWithLease(
           .where(sql<SqlBool>`a.period @> ${now}::timestamptz`)
           .where('l.state', 'not in', ['cancelled', 'failed'])
           .where(sql<SqlBool>`${handedOver}`)
+          .where(sql<SqlBool>`${notSubleasedAt(now)}`)
           .limit(1)
           .as('cur'),
       (join) => join.onTrue(),

@@ -12,7 +12,8 @@ import type { Hold } from '../leasing-store.js';
 export async function planningHolds(db: Kysely<Database>, nodeIds: readonly string[], from: Date, to: Date | null): Promise<readonly Hold[]> {
   if (nodeIds.length === 0) return [];
   const { rows } = await sql<Hold>`
-    select a.node_id, a.lease_id, lower(a.period) as start, upper(a.blocked) as blocked_until
+    select a.node_id, a.lease_id, lower(a.period) as start, upper(a.blocked) as blocked_until,
+           a.parent_allocation_id is not null as sub
       from unnest(${[...nodeIds]}::text[]) as n(id)
       join allocations a on a.node_id = n.id
      where a.holds and a.blocked && tstzrange(${from}::timestamptz, ${to}::timestamptz, '[)')

@@ -24,6 +24,7 @@ export async function reconcileHoldings(db: Kysely<Database>): Promise<readonly 
       'l.cancelled_at',
       'a.leave_reason',
       'a.failure_kind',
+      'a.parent_allocation_id',
       sql<boolean>`exists (select 1 from nodes n where n.id = a.node_id and n.quarantined_at is not null)`.as('quarantined'),
       sql<Date>`lower(a.period)`.as('start'),
       sql<Date>`upper(a.period)`.as('end'),
@@ -43,5 +44,6 @@ export async function reconcileHoldings(db: Kysely<Database>): Promise<readonly 
     left: r.leave_reason !== null,
     failure_kind: r.failure_kind,
     node_quarantined: r.quarantined === true,
+    sublease: r.parent_allocation_id !== null,
   }));
 }

@@ -290,6 +290,7 @@ export function engineContract(open: OpenFreshStore): void {
           left: false,
           failure_kind: null,
           node_quarantined: false,
+          sublease: false,
         },
       ]);
     });

@@ -111,7 +111,7 @@ export function planningContract(open: OpenFreshStore): void {
       const a = await lease(store, lessee.id, ['n1'], 1, 3);
       await lease(store, lessee.id, ['n2'], 10, 12);
       expect(await store.leasing.holds(['n1', 'n2'], at(3 * HOUR), at(5 * HOUR))).toEqual([
-        { node_id: 'n1', lease_id: a.id, start: at(HOUR), blocked_until: at(3.5 * HOUR) },
+        { node_id: 'n1', lease_id: a.id, start: at(HOUR), blocked_until: at(3.5 * HOUR), sub: false },
       ]);
       expect(await store.leasing.holds([], at(0), null)).toEqual([]);
     });

@@ -5,6 +5,7 @@ import { ConfirmButton } from './confirm-button';
 import { ErrorNotice } from './error-notice';
 import { StateBadge } from './lease-state';
 import { AllocationHistory, NodeSwap, staysInLease } from './node-swap';
+import { SubleaseChain, SubOfferForm } from './sublease-chain';
 
 /** The engine's release steps in order (src/domain/leasing.ts RELEASE_STEPS): progress while a node is handed back. */
 const RELEASE_STEPS = ['clear_lessee', 'detach_networks', 'console_off', 'power_off', 'clean', 'wait_available'];
@@ -96,6 +97,7 @@ export function AllocationTable({ api, lease, nodes, canOperate, canChangeNodes,
                     <Progress allocation={a} />
                     {a.last_error && <div className="error small">{a.last_error}</div>}
                     <AllocationHistory allocation={a} allocations={allocations} />
+                    <SubleaseChain allocation={a} />
                   </td>
                   <td data-label="Power">{node ? node.power_state ?? 'unknown' : <span className="muted">—</span>}</td>
                   {actions && (
@@ -111,6 +113,8 @@ export function AllocationTable({ api, lease, nodes, canOperate, canChangeNodes,
                         )}
                         {canOperate && !live && stays && <span className="muted small">power and console when active</span>}
                         {canChangeNodes && stays && <NodeSwap api={api} lease={lease} allocation={a} action={swap} onChanged={onChanged} />}
+                        {/* One level only: a node held through a sub-lease is not offered on. */}
+                        {canChangeNodes && stays && !(a.sublease_of ?? null) && <SubOfferForm api={api} allocation={a} onChanged={onChanged} />}
                       </div>
                     </td>
                   )}

@@ -14,6 +14,7 @@ const LEFT: Record<NonNullable<Allocation['leave_reason']>, string> = {
   returned: 'Given back',
   reclaimed: 'Taken back by its owner',
   failed: 'Left after a failure',
+  parent_ended: 'Ended with the lease it was sub-leased from',
 };
 
 /** What became of a node that left, what it stands in for, or what is wrong with it: one line each. */

@@ -61,6 +61,15 @@ export function NodeDetailPage() {
             <dd><Link href={`/leases/${n.lease.id}`}>until {formatTime(n.lease.end)}</Link></dd>
           </div>
         )}
+        {n.lease?.sublease_of && (
+          <div>
+            <dt>Sub-leased from</dt>
+            <dd>
+              <Link href={`/leases/${n.lease.sublease_of.lease_id}`}>{n.lease.sublease_of.lease_name}</Link> of {n.lease.sublease_of.project_name}, until{' '}
+              {formatTime(n.lease.sublease_of.end)}
+            </dd>
+          </div>
+        )}
       </dl>
       <NodeNetworks api={api} nodeId={n.id} nodeName={n.name ?? n.id} canChange={canChange} />
       {canRoleAct(viewer) && (owns || viewer.role === 'admin') && <NodeReclaim api={api} nodeId={n.id} nodeName={n.name ?? n.id} />}
