@@ -82,6 +82,10 @@ describe('sub-leasing, one level', () => {
     await t.clock.advance(2 * H);
     expect((await t.request('GET', '/v1/nodes/sub-a', { token: sub.token })).status).toBe(404);
     expect((await t.request('GET', '/v1/nodes/sub-a', { token: lessee.token })).status).toBe(200);
+    // The sub-lessee used the node the two hours it had it (its parent's hold on it is no earlier holder).
+    const used = await t.request('GET', `/v1/usage?from=${iso(-5 * H)}&to=${iso(H)}`, { token: sub.token });
+    expect(used.status, JSON.stringify(used.body)).toBe(200);
+    expect(used.body.total.node_seconds).toBe(2 * 3600);
     await t.request('DELETE', `/v1/leases/${parent.id}`, { token: lessee.token });
   });
 

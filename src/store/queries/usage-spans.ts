@@ -45,6 +45,8 @@ export async function usageSpans(db: Kysely<Database>, filter: UsageFilter, now:
         select max(prev.freed_at) as freed_before, bool_or(prev.freed_at is null) as blocked
           from allocations prev
          where prev.node_id = a.node_id and prev.holds and lower(prev.period) < lower(a.period)
+           -- A sub-lease's parent holds the node all along: it is not a previous holder (as in handedOver).
+           and prev.id is distinct from a.parent_allocation_id
       ) g on true
      where a.holds
        and a.period && ${tstzRange(filter.from, to)}
