@@ -118,3 +118,17 @@ export function subleaseAfterCut(sub: Window, at: Date): 'cancel' | 'cut' | 'kee
   return 'keep';
 }
 
+
+/** What the engine reads of the allocation a sub-lease was carved from. */
+export interface ParentHoldTimes {
+  /** Still in its lease (not left: replaced, returned). */
+  readonly in_lease: boolean;
+  readonly start: Date;
+  readonly end: Date;
+}
+
+/** Whether the lease a sub-lease was carved from still holds the node at `now` (the node then goes back to it). */
+export function parentGoesOn<P extends ParentHoldTimes>(parent: P | null, now: Date): parent is P {
+  const t = now.getTime();
+  return parent !== null && parent.in_lease && parent.start.getTime() <= t && t < parent.end.getTime();
+}

@@ -3,6 +3,7 @@ import { AllocationState, ReleaseStep } from '../domain/leasing.js';
 import { PowerState, PowerTarget, ProvisionState as S, ProvisionVerb } from '../drivers/hardware-driver.js';
 import type { DriverNode } from '../drivers/hardware-driver.js';
 import { carriesMark, clearLeaseMark, leaseMarkOf } from '../drivers/lessee-mark.js';
+import { parentGoesOn } from '../domain/subleasing.js';
 import { NEVER_HANDED_OVER } from './start-task.js';
 import { DONE } from './task-run.js';
 import type { Logger } from '../logger.js';
@@ -210,8 +211,13 @@ const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<Ste
       // The step is a row before Neutron or Ironic is asked anything (the teardown's calls are not the run's own
       // driver actions, which flush a deferred step by themselves).
       await run.flush(false);
-      // Only the owner's networks stay: the next lessee must find nothing of this one's (nor of anyone else's).
-      const keep = await teardown.ownerProjects(node);
+      // Only the owner's networks stay: the next lessee must find nothing of this one's (nor of anyone else's). At
+      // a sub-lease's end the node goes back to the lessee that lent it: its networks stay too.
+      const keep = [...(await teardown.ownerProjects(node))];
+      if (run.allocation.parent_allocation_id !== null) {
+        const parent = await run.deps.tasks.parentHold(run.allocation.id);
+        if (parentGoesOn(parent, run.now())) keep.push(parent.project_id);
+      }
       const removed = await teardown.clearNode(run.nodeId, keep, { actor: 'engine', lease_id: run.lease.id, reason: 'lease over' });
       if (removed.attachments + removed.vifs > 0) {
         run.deps.logger.child(run.logFields).info(removed, 'detach_networks: the lease\'s networks taken off the node');

@@ -1,72 +1,72 @@
-import { NotFoundError } from '../domain/errors.js';
-import { AllocationState, ReleaseStep } from '../domain/leasing.js';
-import type { DriverNode } from '../drivers/hardware-driver.js';
+import { AllocationState } from '../domain/leasing.js';
+import { parentGoesOn } from '../domain/subleasing.js';
 import { clearLeaseMark, leaseMarkOf, setLeaseMark } from '../drivers/lessee-mark.js';
+import { runEndTask } from './release-steps.js';
 import { DONE } from './task-run.js';
 import type { TaskOutcome, TaskRun } from './task-run.js';
 
 /**
- * The `end` task of a sub-allocation (domain/subleasing.ts): the node goes back to the lessee that offered it, not
- * to the pool. Access already ended at the end instant (the API decides it from the times); this mirrors it in
- * Ironic:
+ * The `end` task of a sub-allocation (domain/subleasing.ts). The node is wiped as at any end — the lessee that lent
+ * it must find nothing of the sub-lessee's, as any next lessee (ESI cleans at a sub-lease's end too) — by the
+ * ordinary release (release-steps.ts: lessee cleared, the sub-lessee's networks off but the parent lessee's kept,
+ * console and power off, cleaned, `released`); then, if the parent lease goes on, Ironic's `lessee` and mark are set
+ * back to it (`allocation.handed_back`). The parent lessee's access waits for the same `released` (the access
+ * queries: a sub-lease that began and is not finished holds its parent back), exactly as a next lessee's does.
  *
- * 1. the sub-lessee's networks are taken off the node (the owner's and the parent lessee's stay);
- * 2. if the parent allocation goes on, Ironic's `lessee` and mark are set back to the parent lease; if it ended at
- *    the same instant (or earlier: the sub-lease was cut with it), they are cleared, and the parent's own end task
- *    wipes the node as at any end — no cleaning here, the node is not going to a stranger;
- * 3. the allocation is `released` (`allocation.handed_back`).
+ * A sub-lease cut with its parent only lets go of the node (`letGo`): the parent's end wipes it, once.
  *
- * Each step looks at the node first, so a crash or a second run does nothing twice; a mark that is neither the
- * sub-lease's nor missing (the parent's release got there first and cleared it, or the parent was handed it back)
- * is left alone.
+ * A crash between the release and the hand-back re-runs the task: the release has nothing left to do, and the
+ * hand-back sets a mark only where none is, so nothing is done twice.
  */
 export async function runSubleaseEndTask(run: TaskRun): Promise<TaskOutcome> {
-  const { allocation, lease, deps } = run;
-  const log = deps.logger.child(run.logFields);
-  if (allocation.state === AllocationState.Released || allocation.state === AllocationState.Quarantined || allocation.state === AllocationState.Cancelled) {
-    return DONE;
+  const { allocation } = run;
+  // Cut with its parent (or after it): the parent's own end wipes the node once; this only lets go of it.
+  if (allocation.state !== AllocationState.Releasing && allocation.step === null && run.now().getTime() >= allocation.end.getTime()) {
+    const parent = await run.deps.tasks.parentHold(allocation.id);
+    if (!parentGoesOn(parent, run.now()) && isOpen(allocation.state)) return letGo(run);
   }
-  const releasing = allocation.state === AllocationState.Releasing;
-  if (!releasing && run.now().getTime() < allocation.end.getTime()) return { kind: 'later', at: allocation.end };
-  if (!releasing) {
-    await run.update({ state: AllocationState.Releasing, step: ReleaseStep.ClearLessee }, [
-      { type: 'allocation.releasing', message: `sub-lease over: handing node ${run.nodeId} back` },
-    ]);
-  }
-  const parent = await deps.tasks.parentHold(allocation.id);
-  const now = run.now().getTime();
-  const parentGoesOn = parent !== null && parent.in_lease && parent.start.getTime() <= now && now < parent.end.getTime();
-  let node: DriverNode;
-  try {
-    node = await deps.driver.getNode(run.nodeId);
-  } catch (err) {
-    if (!(err instanceof NotFoundError)) throw err;
-    await run.update({ state: AllocationState.Released, step: null, last_error: err.message }, [
-      { type: 'allocation.handed_back', outcome: 'error', message: `node ${run.nodeId} no longer exists in Ironic` },
-    ]);
-    return DONE;
-  }
+  const outcome = await runEndTask(run);
+  if (outcome.kind !== 'done') return outcome;
+  const { deps } = run;
+  const current = await deps.tasks.getAllocationContext(run.allocation.id);
+  if (current?.allocation.state !== AllocationState.Released) return DONE; // quarantined or dropped: nothing to hand back
+  const parent = await deps.tasks.parentHold(run.allocation.id);
+  if (!parentGoesOn(parent, run.now())) return DONE; // the parent's own end takes it from here
+  const node = await deps.driver.getNode(run.nodeId);
+  if (leaseMarkOf(node) !== null || node.lessee !== null) return DONE; // handed back already (or someone else's now)
+  await run.recordNode(await setLeaseMark(deps.driver, node, { id: parent.lease_id, project_id: parent.project_id }));
+  await run.update({}, [
+    {
+      type: 'allocation.handed_back',
+      message: `sub-lease over: node ${run.nodeId} cleaned and handed back to project ${parent.project_id}`,
+      details: { parent_lease_id: parent.lease_id, to: parent.project_id },
+    },
+  ]);
+  deps.logger.child(run.logFields).info({ parent_lease_id: parent.lease_id }, 'sub-lease over: node cleaned and handed back');
+  return DONE;
+}
+
+function isOpen(state: string): boolean {
+  return state !== AllocationState.Released && state !== AllocationState.Quarantined && state !== AllocationState.Cancelled;
+}
+
+/**
+ * A sub-lease whose parent ends with it: the sub-lessee's networks off (the owner's stay), its lessee and mark
+ * cleared where they are still its own, `released` — the parent's end task cleans the node, once.
+ */
+async function letGo(run: TaskRun): Promise<TaskOutcome> {
+  const { deps, lease } = run;
+  const node = await deps.driver.getNode(run.nodeId);
   if (deps.networks) {
-    const keep = [...(await deps.networks.ownerProjects(node)), ...(parentGoesOn ? [parent.project_id] : [])];
-    await deps.networks.clearNode(run.nodeId, keep, { actor: 'engine', lease_id: lease.id, reason: 'sub-lease over' });
+    await deps.networks.clearNode(run.nodeId, await deps.networks.ownerProjects(node), { actor: 'engine', lease_id: lease.id, reason: 'sub-lease over' });
   }
   const mark = leaseMarkOf(node);
-  const ours = mark === lease.id || (mark === null && node.lessee === lease.project_id);
-  if (ours && parentGoesOn) {
-    await run.recordNode(await setLeaseMark(deps.driver, node, { id: parent.lease_id, project_id: parent.project_id }));
-    await run.update({}, [{ type: 'node.lessee_set', message: `lessee set back to project ${parent.project_id} (lease ${parent.lease_id})` }]);
-  } else if (ours) {
+  if (mark === lease.id || (mark === null && node.lessee === lease.project_id)) {
     await run.recordNode(await clearLeaseMark(deps.driver, node));
     await run.update({}, [{ type: 'node.lessee_cleared', message: `lessee ${node.lessee ?? '(none)'} cleared; the parent lease's end cleans the node` }]);
   }
-  const to = parentGoesOn ? `handed back to project ${parent.project_id}` : 'left to the parent lease\'s cleaning';
   await run.update({ state: AllocationState.Released, step: null }, [
-    {
-      type: 'allocation.handed_back',
-      message: `sub-lease over: node ${run.nodeId} ${to}`,
-      details: { parent_lease_id: parent?.lease_id ?? null, to: parentGoesOn ? parent.project_id : null },
-    },
+    { type: 'allocation.handed_back', message: `sub-lease over with its parent: node ${run.nodeId} left to the parent lease's cleaning`, details: { to: null } },
   ]);
-  log.info({ parent_goes_on: parentGoesOn }, 'sub-lease over: node handed back');
   return DONE;
 }

@@ -79,10 +79,11 @@ export const handedOver = sql<boolean>`not exists (select 1 from nodes q where q
     and prev.id is distinct from a.parent_allocation_id)`;
 
 /**
- * For allocation `a` at `now`: no sub-lease carved from it holds the node then. While one does, the sub-lessee has
- * the node and the lessee that offered it has no access (domain/subleasing.ts).
+ * For allocation `a` at `now`: no sub-lease carved from it holds the node then — one running, or one that began
+ * and is not finished yet (its node is being cleaned for the lessee that lent it, as for any next lessee). While
+ * one does, the sub-lessee (or nobody) has the node and the lessee that offered it has no access (domain/subleasing.ts).
  */
 export function notSubleasedAt(now: Date) {
   return sql<boolean>`not exists (select 1 from allocations s where s.parent_allocation_id = a.id and s.holds
-    and s.period @> ${now}::timestamptz)`;
+    and (s.period @> ${now}::timestamptz or (lower(s.period) <= ${now}::timestamptz and s.state not in (${FINAL_STATES_SQL}))))`;
 }

@@ -16,6 +16,7 @@ export function projectsContract(open: OpenFreshStore): void {
         name: 'physics-lab',
         description: '',
         quota: {},
+        notice_offsets_ms: null,
         created_at: T0,
         updated_at: T0,
       });

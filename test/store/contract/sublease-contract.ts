@@ -87,12 +87,15 @@ export function subleaseContract(open: OpenFreshStore): void {
       expect(await store.subleases.heldOnNode('n1', geo.id, at(6 * HOUR))).toEqual([]);
     });
 
-    it('the sub-lessee holds the node during its sub-lease and the lessee does not; before and after, the lessee does', async () => {
+    it('the sub-lessee holds the node during its sub-lease and the lessee does not; before, the lessee does, and after, once the node is wiped', async () => {
       const { store, astro, geo, pa } = await world();
       await subOffer(store, astro.id, pa, 2, 6, [geo.id]);
-      await book(store, geo.id, 3, 5);
+      const sublease = await book(store, geo.id, 3, 5);
       const holder = async (h: number) => (await store.leasing.currentLeases(['n1'], at(h * HOUR))).get('n1')?.project_id;
-      expect([await holder(1), await holder(4), await holder(5)]).toEqual([astro.id, geo.id, astro.id]);
+      expect([await holder(1), await holder(4), await holder(5)]).toEqual([astro.id, geo.id, undefined]);
+      // The engine has cleaned the node after the sub-lease: the lessee has it again.
+      await store.tasks.updateAllocation(sublease.allocations[0]!.id, { state: 'released' }, at(5.5 * HOUR));
+      expect(await holder(5.5)).toBe(astro.id);
       expect(await store.leasing.leasedNodeIds(astro.id, at(4 * HOUR))).toEqual([]);
       expect((await store.nodeWithLease('n1', at(4 * HOUR)))?.lease?.project_id).toBe(geo.id);
     });
