@@ -72,15 +72,18 @@ export function nodeJson(
     console_enabled: n.console_enabled,
     quarantined: n.quarantined_at !== null,
     quarantine_reason: lessee ? null : n.quarantine_reason,
-    lease: view.lease
-      ? {
-          id: view.lease.lease_id,
-          project_id: view.lease.project_id,
-          end: iso(view.lease.end),
-          ...(view.sublease_of !== undefined ? { sublease_of: view.sublease_of ? linkedLeaseJson(view.sublease_of) : null } : {}),
-        }
-      : null,
+    lease: view.lease ? nodeLeaseJson(view.lease, view.sublease_of) : null,
     synced_at: iso(n.synced_at),
+  };
+}
+
+/** The lease granting access to a node now, as a node shows it (the chain only where it was read: one node). */
+export function nodeLeaseJson(lease: { lease_id: string; project_id: string; end: Date }, sublease_of?: LinkedLease | null) {
+  return {
+    id: lease.lease_id,
+    project_id: lease.project_id,
+    end: iso(lease.end),
+    ...(sublease_of !== undefined ? { sublease_of: sublease_of ? linkedLeaseJson(sublease_of) : null } : {}),
   };
 }
 

@@ -32,24 +32,26 @@ export async function keysetPage<DB, TB extends keyof DB, O, MDB, MTB extends ke
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
     throw new InvalidRequestError(`limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`, { details: { field: 'limit' } });
   }
-  let ordered = query;
-  if (page.marker !== undefined && page.marker !== null) {
-    const marker = page.marker;
-    const markerKey = ((markerQuery ?? query) as SelectQueryBuilder<DB, TB, O>)
-      .clearSelect()
-      .select(spec.sortKey.map((key, i) => sql`${key}`.as(`k${i}`)) as never)
-      .where(sql<SqlBool>`${spec.id}::text = ${marker}`);
-    if (!(await markerKey.executeTakeFirst())) {
-      throw new InvalidRequestError(`marker ${JSON.stringify(marker)} names no item of this list`, {
-        details: { field: 'marker' },
-      });
-    }
-    // Compared in SQL, not through values read back: a timestamp with microseconds would not survive the
-    // trip through a JS Date. Inside the subquery its own table aliases shadow the outer query's.
-    ordered = ordered.where(sql<SqlBool>`(${sql.join(spec.sortKey)}) > (${markerKey})`);
-  }
+  const marker = page.marker ?? null;
+  const markerKey =
+    marker === null
+      ? null
+      : ((markerQuery ?? query) as SelectQueryBuilder<DB, TB, O>)
+          .clearSelect()
+          .select(spec.sortKey.map((key, i) => sql`${key}`.as(`k${i}`)) as never)
+          .where(sql<SqlBool>`${spec.id}::text = ${marker}`);
+  // Compared in SQL, not through values read back: a timestamp with microseconds would not survive the trip
+  // through a JS Date. Inside the subquery its own table aliases shadow the outer query's.
+  let ordered = markerKey ? query.where(sql<SqlBool>`(${sql.join(spec.sortKey)}) > (${markerKey})`) : query;
   for (const key of spec.sortKey) ordered = ordered.orderBy(key as never);
   const rows = await ordered.limit(limit + 1).execute();
+  // A marker naming nothing compares as NULL and so yields an empty page: only then is it looked up on its own
+  // (one round trip per page saved: ten of the ≈ 30 a 10,000-node list made).
+  if (markerKey && rows.length === 0 && !(await markerKey.executeTakeFirst())) {
+    throw new InvalidRequestError(`marker ${JSON.stringify(page.marker)} names no item of this list`, {
+      details: { field: 'marker' },
+    });
+  }
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextMarker: rows.length > limit && last !== undefined ? spec.idOf(last) : null };

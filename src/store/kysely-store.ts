@@ -28,6 +28,7 @@ import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
 import { nodeWithLease } from './queries/node-with-lease.js';
+import { nodeVersionsPage, versionedNodes } from './queries/node-versions.js';
 import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
@@ -39,12 +40,14 @@ import type {
   NewToken,
   NewUser,
   NodeFilter,
+  NodeVersion,
   NodeRecord,
   NodeVisibility,
   PlanningChanges,
   ProjectPatch,
   Store,
   SyncResult,
+  VersionedNode,
 } from './store.js';
 import type { Page, PageRequest } from './page.js';
 import { allocationStateCounts } from './queries/allocation-state-counts.js';
@@ -376,6 +379,14 @@ export class KyselyStore implements Store {
       );
       return { items: result.items.map(toNodeView), nextMarker: result.nextMarker };
     });
+  }
+
+  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>> {
+    return guarded(() => nodeVersionsPage(this.db, filter, visibility, page, now));
+  }
+
+  nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]> {
+    return guarded(() => versionedNodes(this.db, ids));
   }
 }
 

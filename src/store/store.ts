@@ -193,4 +193,23 @@ export interface Store {
   planningChanges(since: string | null): Promise<PlanningChanges>;
   /** Sorted by name, then id. */
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>>;
+  /**
+   * The same page as listNodes, as ids and row versions only (a version changes with every write to the node or
+   * to the project owning it) with the lease granting access at `now`: for a reader that keeps nodes it has read,
+   * so it reads again only what changed.
+   */
+  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>>;
+  /** Nodes by id (removed ones too), with their versions as listNodeVersions gives them; unknown ids are left out. */
+  nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]>;
+}
+
+export interface NodeVersion {
+  readonly id: string;
+  readonly version: string;
+  readonly lease: CurrentLease | null;
+}
+
+export interface VersionedNode {
+  readonly node: NodeView;
+  readonly version: string;
 }

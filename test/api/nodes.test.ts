@@ -129,6 +129,26 @@ describe('node inventory', () => {
     expect(names((await t.request('GET', '/v1/nodes')).body)).not.toContain('new-01');
   });
 
+  it('a listed node shows what changed since the last list: new facts after a sync, its owner project renamed', async () => {
+    const listed = async (id: string, token?: string) =>
+      (await t.request('GET', '/v1/nodes', token ? { token } : {})).body.nodes.find((n: { id: string }) => n.id === id);
+    const large = { memory_mb: 524288, cpus: 128, local_gb: 1920, cpu_arch: 'x86_64', gpus: 8 };
+    expect((await listed(NODE_IDS.gpuLarge)).facts.memory).toBe(512 * 2 ** 30);
+    t.driver.updateProperties(NODE_IDS.gpuLarge, { ...large, memory_mb: 1024 * 1024 });
+    await t.request('POST', '/v1/nodes/sync');
+    expect((await listed(NODE_IDS.gpuLarge)).facts.memory).toBe(1024 * 2 ** 30);
+    t.driver.updateProperties(NODE_IDS.gpuLarge, large);
+    await t.request('POST', '/v1/nodes/sync');
+
+    await t.driver.updateNode(NODE_IDS.compute, { owner: bio.projectId });
+    await t.request('POST', '/v1/nodes/sync');
+    expect((await listed(NODE_IDS.compute, bio.token)).owner_project).toEqual({ id: bio.projectId, name: 'bio-lab' });
+    expect((await t.request('PATCH', `/v1/projects/${bio.projectId}`, { body: { name: 'bio-lab-2' } })).status).toBe(200);
+    expect((await listed(NODE_IDS.compute)).owner_project).toEqual({ id: bio.projectId, name: 'bio-lab-2' });
+    expect((await listed(NODE_IDS.compute, bio.token)).owner_project).toEqual({ id: bio.projectId, name: 'bio-lab-2' });
+    expect((await t.request('PATCH', `/v1/projects/${bio.projectId}`, { body: { name: 'bio-lab' } })).status).toBe(200);
+  });
+
   it('only the operator may trigger a sync', async () => {
     expect((await t.request('POST', '/v1/nodes/sync', { token: physics.token })).status).toBe(403);
   });

@@ -15,7 +15,19 @@ export async function nodeWithLease(
   idOrName: string,
   now: Date,
 ): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
-  const row = await nodeViewQuery(db, { kind: 'all' })
+  const row = await joinCurrentLease(nodeViewQuery(db, { kind: 'all' }), now)
+    .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
+    .orderBy(sql`n.id = ${idOrName}`, 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return null;
+  const { lease_id, lease_project_id, lease_end, ...node } = row;
+  return { node: toNodeView(node as NodeViewRow), lease: currentLeaseOf({ lease_id, lease_project_id, lease_end }) };
+}
+
+/** Joins the lease granting access to each node at `now` (as currentLeases finds it) as `cur`, selecting its columns. */
+export function joinCurrentLease(query: ReturnType<typeof nodeViewQuery>, now: Date) {
+  return query
     .leftJoinLateral(
       (eb) =>
         eb
@@ -32,13 +44,11 @@ export async function nodeWithLease(
           .as('cur'),
       (join) => join.onTrue(),
     )
-    .select(['cur.lease_id', 'cur.lease_project_id', 'cur.lease_end'])
-    .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
-    .orderBy(sql`n.id = ${idOrName}`, 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!row) return null;
-  const { lease_id, lease_project_id, lease_end, ...node } = row;
-  const lease = lease_id !== null && lease_project_id !== null && lease_end !== null ? { lease_id, project_id: lease_project_id, end: lease_end } : null;
-  return { node: toNodeView(node as NodeViewRow), lease };
+    .select(['cur.lease_id', 'cur.lease_project_id', 'cur.lease_end']);
+}
+
+/** The lease columns joinCurrentLease selected, as a CurrentLease (null: no lease grants access now). */
+export function currentLeaseOf(row: { lease_id: string | null; lease_project_id: string | null; lease_end: Date | null }): CurrentLease | null {
+  const { lease_id, lease_project_id, lease_end } = row;
+  return lease_id !== null && lease_project_id !== null && lease_end !== null ? { lease_id, project_id: lease_project_id, end: lease_end } : null;
 }
