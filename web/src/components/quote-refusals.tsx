@@ -101,7 +101,7 @@ export function QuoteRefusals({ error, groupLabel }: Props) {
         })}
       </ul>
       <p className="small muted qr-legend">
-        Match: the hardware fits the requirement. Allowed: of those, healthy and offered to you by their owners for
+        Matching: the hardware fits the requirement. Allowed: of those, healthy and offered to you by their owners for
         this window and length. Free: of those, not leased by anyone then.
       </p>
       {allEnough && (
