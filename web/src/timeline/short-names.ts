@@ -87,8 +87,25 @@ function middleWindows(group: readonly string[], room: number): string[] {
   });
 }
 
-/** How many characters of a row's name fit in a name column this wide (px), at the timeline's name font. */
+/** How many characters of a row's name fit in a name column this wide (px), when text cannot be measured. */
 export function nameRoom(columnWidthPx: number): number {
   // 0.6rem padding either side; bold 14 px text averages under 8 px a character (digits and lower case).
   return Math.max(3, Math.floor((columnWidthPx - 20) / 8));
+}
+
+/**
+ * shortNames() for a column `columnWidthPx` wide, with the room found by measuring the labels (`measure`: the
+ * rendered width of a text, px) so that none is cut again by the column; without a measure, by nameRoom().
+ */
+export function fitShortNames(names: readonly string[], columnWidthPx: number, measure: ((text: string) => number) | null): Map<string, string> {
+  let room = nameRoom(columnWidthPx);
+  if (measure === null) return shortNames(names, room);
+  const available = columnWidthPx - 21; // the padding and the border of the name cell
+  // Start a little above the estimate (narrow letters fit more), then give up a character at a time.
+  room += 4;
+  for (;;) {
+    const labels = shortNames(names, room);
+    if (room <= 3 || [...labels.values()].every((label) => measure(label) <= available)) return labels;
+    room--;
+  }
 }

@@ -3,7 +3,7 @@ import { Link, useLocation } from 'wouter';
 import './timeline.css';
 import { layoutRow, nodeLabel, requestHref, type AvailabilityNode, type Segment } from './layout';
 import { rangeTitle, snapStart, ticks, timeToX, trackWidth, xToTime, type Range, type Zoom } from './scale';
-import { nameRoom, shortNames } from './short-names';
+import { fitShortNames } from './short-names';
 import { virtualWindow, type VirtualWindow } from './virtual';
 
 export const ROW_HEIGHT = 34;
@@ -22,6 +22,24 @@ export interface TimelineGridProps {
   canRequest: boolean;
   /** A bar was activated that has no page of its own (another project's busy time, cleaning). */
   onInspect?: (label: string) => void;
+}
+
+let measureCache: ((text: string) => number) | null | undefined;
+
+/**
+ * The rendered width of a node name in the name column (its font: .tl-name-text), by a canvas; null where there is
+ * no canvas to measure with (jsdom), and the labels are sized by an estimate instead.
+ */
+function nameMeasure(): ((text: string) => number) | null {
+  if (measureCache !== undefined) return measureCache;
+  measureCache = null;
+  if (typeof document === 'undefined' || /jsdom/i.test(navigator.userAgent)) return null;
+  const context = document.createElement('canvas').getContext('2d');
+  if (!context) return null;
+  const root = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  context.font = `600 ${0.875 * root}px ${getComputedStyle(document.body).fontFamily}`;
+  measureCache = (text) => context.measureText(text).width;
+  return measureCache;
 }
 
 /** Width and height of an element, followed as it changes (a fallback where there is no layout). */
@@ -88,7 +106,7 @@ export function TimelineGrid({ nodes, range, zoom, now, projectId, canRequest, o
   );
 
   // Labels over every node, not the rows in view, so a row keeps its label while scrolling.
-  const labels = useMemo(() => shortNames(nodes.map(nodeLabel), nameRoom(nameWidth)), [nodes, nameWidth]);
+  const labels = useMemo(() => fitShortNames(nodes.map(nodeLabel), nameWidth, nameMeasure()), [nodes, nameWidth]);
   const rows = nodes.slice(win.first, win.last);
   const fullWidth = nameWidth + track;
   const height = Math.min(HEADER_HEIGHT + win.total + 16, 0.72 * (typeof window === 'undefined' ? 900 : window.innerHeight || 900));
