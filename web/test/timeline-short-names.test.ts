@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { ELLIPSIS, nameRoom, shortNames } from '../src/timeline/short-names';
+import { ELLIPSIS, fitShortNames, nameRoom, shortNames } from '../src/timeline/short-names';
 
 const labels = (names: string[], room: number) => names.map((n) => shortNames(names, room).get(n)!);
 
@@ -42,4 +42,16 @@ test('a phone-width column of the demo-like inventory and uuids gives every row 
 test('the room follows the column width: about 11 characters at phone width, 19 on a wide screen', () => {
   expect(nameRoom(112)).toBe(11);
   expect(nameRoom(176)).toBe(19);
+});
+
+test('with a measure, the room shrinks until every label fits the column as drawn (wide letters take more)', () => {
+  const names = ['physics-lab-gpu-a100-01', 'physics-lab-gpu-a100-02', 'mmmmmmmmmmmmmmmm-01'];
+  // 7 px a character, 14 px for "m": the column's 112 px leave 91 px for text.
+  const measure = (text: string) => [...text].reduce((w, c) => w + (c === 'm' ? 14 : 7), 0);
+  const fitted = fitShortNames(names, 112, measure);
+  for (const label of fitted.values()) expect(measure(label)).toBeLessThanOrEqual(91);
+  expect(new Set(fitted.values()).size).toBe(3);
+  expect(fitted.get('physics-lab-gpu-a100-01')).toMatch(/^….*a100-01$/);
+  // Without a measure (jsdom), the estimate.
+  expect(fitShortNames(names, 112, null)).toEqual(shortNames(names, nameRoom(112)));
 });
