@@ -1,6 +1,6 @@
 /**
- * The README's screenshot of the availability timeline: `npm run screenshot` (builds first) writes
- * docs/images/timeline.png (1280 × 800).
+ * The README's screenshots: `npm run screenshot` (builds first) writes docs/images/timeline.png (1280 × 800) and
+ * docs/images/usage.png (the Usage page, scripts/lib/usage-screenshot.ts); `-- --only timeline|usage` makes one.
  *
  * Starts `leasehold serve` (the built server and UI) with the simulated driver's demo inventory on a free port
  * and a fresh data dir, creates the demo's owner projects and two lessee projects, offers most nodes (some only
@@ -10,7 +10,7 @@
  * Times are laid out on the viewer's day: the browser gets the time zone in which it is about 08:30 now, so the
  * picture looks the same whenever it is taken (now at the left third, the rest of the day ahead).
  *
- *   npm run screenshot [-- --out path.png]
+ *   npm run screenshot [-- --only timeline|usage] [-- --out path.png]   (--out with --only)
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -19,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CHROMIUM, WEB_INDEX, launchChromium, restClient, signIn } from '../test/support/browser.js';
 import { startServerProcess } from '../test/support/processes.js';
+import { screenshotUsage } from './lib/usage-screenshot.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN = 'lh_screenshot-admin-token-0123456789abcdef';
@@ -41,9 +42,26 @@ function zoneForMorning(now: number): { zone: string; offsetHours: number } {
 }
 
 async function main(): Promise<void> {
-  const out = resolve(option('--out') ?? join(ROOT, 'docs/images/timeline.png'));
+  const only = option('--only');
+  if (only !== undefined && only !== 'timeline' && only !== 'usage') throw new Error(`--only takes "timeline" or "usage", not ${JSON.stringify(only)}`);
+  if (option('--out') !== undefined && only === undefined) throw new Error('--out needs --only: which picture goes there?');
   if (!existsSync(WEB_INDEX)) throw new Error(`the UI is not built (${WEB_INDEX}): run npm run build first`);
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
+  if (only !== 'usage') await screenshotTimeline(resolve(option('--out') ?? join(ROOT, 'docs/images/timeline.png')));
+  if (only !== 'timeline') {
+    const out = resolve(option('--out') ?? join(ROOT, 'docs/images/usage.png'));
+    await mkdir(dirname(out), { recursive: true });
+    const browser = await launchChromium();
+    try {
+      await screenshotUsage(browser, out);
+    } finally {
+      await browser.close();
+    }
+    process.stdout.write(`saved ${out} (the Usage page, 1280 wide)\n`);
+  }
+}
+
+async function screenshotTimeline(out: string): Promise<void> {
 
   const dataDir = await mkdtemp(join(tmpdir(), 'leasehold-screenshot-'));
   const server = await startServerProcess({

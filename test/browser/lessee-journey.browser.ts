@@ -212,6 +212,17 @@ describe.skipIf(!avail.ok)('a lessee in the browser', () => {
     await expect.poll(() => powerCell('gpu-1').textContent()).toBe('power off');
   });
 
+  it('reads the boot device of the leased node and sets it to PXE for every boot', async () => {
+    const form = allocationRow('gpu-1').getByRole('form', { name: 'Boot device of gpu-1' });
+    await expect.poll(() => form.locator('p').first().textContent()).toMatch(/^Boot device: /);
+    await form.getByRole('combobox', { name: 'New boot device of gpu-1' }).selectOption('pxe');
+    await form.getByRole('checkbox', { name: 'every boot' }).check();
+    await form.getByRole('button', { name: 'Set boot device' }).click();
+    await expect.poll(() => form.getByRole('status').textContent()).toBe('gpu-1 boots from PXE (network), every boot.');
+    await expect.poll(() => form.locator('p').first().textContent()).toBe('Boot device: PXE (network), every boot');
+    expect((await ada('GET', '/v1/nodes/gpu-1/boot-device')).body).toMatchObject({ boot_device: 'pxe', persistent: true });
+  });
+
   it('loses access when the lease ends: the console closes with the reason, power is gone and refused', async () => {
     const endsIn = Date.parse(lease.end) - Date.now();
     expect(endsIn, 'the steps before the end took longer than the lease').toBeGreaterThan(0);

@@ -144,7 +144,10 @@ test('from the timeline it arrives with the node and the start filled in, the st
   expect(((await screen.findByLabelText('Named nodes')) as HTMLInputElement).value).toBe('gpu-07');
   expect((screen.getByRole('radio', { name: 'At a time' }) as HTMLInputElement).checked).toBe(true);
   expect((screen.getByLabelText('Start (UTC)') as HTMLInputElement).value).toBe(start.toISOString().slice(0, 16));
-  expect(screen.getByText(/your time/).textContent).toMatch(/your time/);
+  // The same instant on the viewer's clock beside the UTC field (the shared UtcTimeField).
+  const local = document.getElementById(screen.getByLabelText('Start (UTC)').getAttribute('aria-describedby')!.split(' ').at(-1)!)!;
+  expect(local.textContent).toMatch(/^Your time: .+ \(.+\)$/);
+  expect(local.querySelector('time')!.getAttribute('datetime')).toBe(start.toISOString());
   await waitFor(() => expect(quotes).toHaveLength(1));
   expect(quotes[0]!.body).toEqual({ nodes: ['gpu-07'], start: start.toISOString(), duration: '1d' });
 });

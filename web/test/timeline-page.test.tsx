@@ -12,11 +12,12 @@ const BAD = 'invalid expression at position 6: expected a value, got ">"\ngpus >
 
 /** 1,000 nodes over whatever window is asked: node 0 carries the caller's lease, node 1 another project's. */
 let served: AvailabilityNode[] = [];
+let nameOf = (i: number) => `gpu-${String(i).padStart(4, '0')}`;
 function availability(from: number, to: number): AvailabilityNode[] {
   const iso = (t: number) => new Date(t).toISOString();
   const mid = from + Math.floor((to - from) / 2 / HOUR) * HOUR;
   served = Array.from({ length: NODE_COUNT }, (_, i) => {
-    const name = `gpu-${String(i).padStart(4, '0')}`;
+    const name = nameOf(i);
     const busyStart = mid;
     const busyEnd = mid + 4 * HOUR;
     const busy: AvailabilityNode['busy'] =
@@ -130,6 +131,35 @@ test('bars and free slots are links and buttons with accessible names; a free sl
   // From the keyboard, the slot's own start.
   expect(target.searchParams.get('start')).toBe(served[2]!.free[0]!.start);
   expect(((await screen.findByLabelText('Named nodes')) as HTMLInputElement).value).toBe('gpu-0002');
+});
+
+test('at phone width long node names that share their beginning stay distinguishable, the full name in the title and the accessible name', async () => {
+  const original = nameOf;
+  nameOf = (i) => `physics-lab-rack07-gpu-a100-${String(i).padStart(4, '0')}`;
+  // jsdom does no layout: the grid's box is 375 px wide, as on a phone.
+  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
+    configurable: true,
+    get(this: HTMLElement) {
+      return this.classList.contains('tl-scroll') ? 375 : 0;
+    },
+  });
+  try {
+    setup();
+    const table = await screen.findByRole('table', { name: /^Availability/ });
+    const headers = within(table).getAllByRole('rowheader');
+    expect(headers.length).toBeGreaterThan(10);
+    const shown = headers.map((h) => h.querySelector('.tl-name-text')!.textContent!);
+    // Every visible label differs, fits the narrow column, and ends in the part that differs.
+    expect(new Set(shown).size).toBe(shown.length);
+    expect(shown[0]).toBe('…-a100-0000');
+    for (const text of shown) expect(text.length).toBeLessThanOrEqual(11);
+    const first = within(table).getByRole('rowheader', { name: 'physics-lab-rack07-gpu-a100-0000' });
+    expect(first.getAttribute('title')).toBe('physics-lab-rack07-gpu-a100-0000');
+  } finally {
+    // Back to Element.prototype's (jsdom's) clientWidth.
+    delete (HTMLElement.prototype as { clientWidth?: number }).clientWidth;
+    nameOf = original;
+  }
 });
 
 test('zoom and moving in time are buttons, and each asks the API for the window shown', async () => {

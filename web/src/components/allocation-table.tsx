@@ -1,6 +1,7 @@
 import type { Allocation, Api, Lease, Node } from '../api/client';
 import { unwrap } from '../api/errors';
 import { useAction } from '../lib/use-action';
+import { BootDevice } from './boot-device';
 import { ConfirmButton } from './confirm-button';
 import { ErrorNotice } from './error-notice';
 import { StateBadge } from './lease-state';
@@ -106,6 +107,7 @@ export function AllocationTable({ api, lease, nodes, canOperate, canChangeNodes,
                         {canOperate && live && (
                           <>
                             <PowerButtons api={api} allocation={a} onDone={onChanged} />
+                            <BootDevice api={api} nodeId={a.node_id} nodeName={a.node_name ?? a.node_id} />
                             <button type="button" className="small" aria-pressed={consoleNodeId === a.node_id} onClick={() => onConsole(a)}>
                               {consoleNodeId === a.node_id ? 'Console open below' : 'Open console'}
                             </button>

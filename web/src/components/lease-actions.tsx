@@ -5,6 +5,8 @@ import { formatTime } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { ConfirmButton } from './confirm-button';
 import { ErrorNotice } from './error-notice';
+import { explainedByFields, fieldErrors } from './field';
+import { UtcTimeField, isoToUtcInput, utcInputToIso } from './utc-time';
 
 const HOUR = 3_600_000;
 const QUICK = [
@@ -13,19 +15,15 @@ const QUICK = [
   { label: '+3 days', ms: 72 * HOUR },
 ];
 
-/** An instant as the value of <input type="datetime-local"> (local time, minutes). */
-export function toLocalInput(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
 /** Extend (or shorten) and cancel: the API decides whether it fits (offers, policy, quota, the next lease). */
 export function LeaseActions({ api, lease, onChanged }: { api: Api; lease: Lease; onChanged: (lease: Lease) => void }) {
-  const [newEnd, setNewEnd] = useState(() => toLocalInput(Date.parse(lease.end) + 24 * HOUR));
+  // In UTC like every time field of the UI (the local time is shown beside it): what the API and the owners' offer
+  // windows speak, so "until 18:00" means the same instant to everyone on a shared lease.
+  const [newEnd, setNewEnd] = useState(() => isoToUtcInput(Date.parse(lease.end) + 24 * HOUR));
   const action = useAction();
-  const parsed = Date.parse(newEnd); // datetime-local values parse as local time
-  const valid = !Number.isNaN(parsed);
+  const iso = utcInputToIso(newEnd);
+  const parsed = iso === null ? NaN : Date.parse(iso);
+  const valid = iso !== null;
 
   const extend = () =>
     action.run(async () => {
@@ -46,19 +44,17 @@ export function LeaseActions({ api, lease, onChanged }: { api: Api; lease: Lease
     <section className="card actions" aria-labelledby="lease-actions-title">
       <h2 id="lease-actions-title">Change this lease</h2>
       <div className="row">
-        <div className="field">
-          <label htmlFor="lease-new-end">New end (your local time)</label>
-          <input
-            id="lease-new-end"
-            type="datetime-local"
-            value={newEnd}
-            min={toLocalInput(Date.now())}
-            onChange={(e) => setNewEnd(e.target.value)}
-          />
-        </div>
+        <UtcTimeField
+          id="lease-new-end"
+          label="New end"
+          value={newEnd}
+          onChange={setNewEnd}
+          emptyMeaning="choose a new end"
+          error={fieldErrors(action.error).end}
+        />
         <div className="row" role="group" aria-label="Quick extensions">
           {QUICK.map((q) => (
-            <button key={q.label} type="button" className="secondary small" onClick={() => setNewEnd(toLocalInput(Date.parse(lease.end) + q.ms))}>
+            <button key={q.label} type="button" className="secondary small" onClick={() => setNewEnd(isoToUtcInput(Date.parse(lease.end) + q.ms))}>
               {q.label}
             </button>
           ))}
@@ -68,7 +64,7 @@ export function LeaseActions({ api, lease, onChanged }: { api: Api; lease: Lease
         <ConfirmButton
           className=""
           label={valid && parsed < Date.parse(lease.end) ? 'Shorten' : 'Extend'}
-          question={valid ? `Change the end to ${formatTime(new Date(parsed).toISOString())}?` : 'Choose a new end first.'}
+          question={iso ? `Change the end to ${iso.slice(0, 16).replace('T', ' ')} UTC (${formatTime(iso)} your time)?` : 'Choose a new end first.'}
           confirmLabel="Yes, change it"
           disabled={!valid || action.busy}
           onConfirm={extend}
@@ -83,7 +79,7 @@ export function LeaseActions({ api, lease, onChanged }: { api: Api; lease: Lease
         />
       </div>
       {action.done && <p className="ok" role="status">{action.done}</p>}
-      {action.error !== undefined && <ErrorNotice error={action.error} />}
+      {action.error !== undefined && !explainedByFields(action.error, ['end']) && <ErrorNotice error={action.error} />}
     </section>
   );
 }

@@ -39,6 +39,13 @@ export default function SerialConsole({ api, nodeId, nodeName, onClose, leaseOve
   const [notice, setNotice] = useState<string | null>(null);
   const [attempt, setAttempt] = useState(0);
   const detachRef = useRef<() => void>(() => {});
+  const section = useRef<HTMLElement>(null);
+
+  // Opened from a node's row, the console is drawn below the allocations, often out of sight: bring it into view
+  // (xterm.js also draws nothing while off-screen, so the first lines would wait for a scroll).
+  useEffect(() => {
+    section.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [nodeId]);
 
   useEffect(() => {
     const term = new Terminal({
@@ -145,7 +152,7 @@ export default function SerialConsole({ api, nodeId, nodeName, onClose, leaseOve
           : status.text;
 
   return (
-    <section className="console card" aria-labelledby="console-title">
+    <section ref={section} className="console card" aria-labelledby="console-title">
       <div className="row spread">
         <h2 id="console-title">Serial console: <span className="mono">{nodeName}</span></h2>
         <div className="row">

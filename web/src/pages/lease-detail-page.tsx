@@ -113,6 +113,7 @@ export function LeaseDetailPage() {
 
       <dl className="meta small">
         <div><dt>Id</dt><dd className="mono">{lease.id}</dd></div>
+        <div><dt>Project</dt><dd title={lease.project_id}>{lease.project_name}</dd></div>
         <div><dt>Start</dt><dd title={lease.start}>{formatTime(lease.start)}</dd></div>
         <div><dt>End</dt><dd title={lease.end}>{formatTime(lease.end)}</dd></div>
         {lease.request.groups?.map((g, i) => (

@@ -5,6 +5,8 @@ import { ApiError, errorText, unwrap } from '../api/errors';
 import { useApi, useViewer } from '../auth/session';
 import '../components/lease-request.css';
 import { useAction } from '../lib/use-action';
+import { QuoteRefusals, groupRefusals } from '../components/quote-refusals';
+import { UtcTimeField } from '../components/utc-time';
 
 type Quote = Schemas['Quote'];
 
@@ -219,7 +221,14 @@ function LeaseRequestForm() {
   const field = mapped?.startsWith('group:') && !draft.groups.some((g) => `group:${g.key}` === mapped) ? null : mapped;
   const fieldError = (name: string) => (field === name && shownError !== undefined ? errorText(shownError) : null);
 
-  const startIso = draft.startMode === 'at' ? fromUtcInput(draft.startUtc) : null;
+  // The API numbers groups from 0 over the groups sent (empty ones are not), then one per named node; the form
+  // (like the API's message and the CLI) numbers them from 1 as they stand on the page.
+  const groupLabel = (keys: readonly number[]) => (group: number) => {
+    const key = keys[group];
+    const position = key === undefined ? -1 : draft.groups.findIndex((g) => g.key === key);
+    return position >= 0 ? `Group ${position + 1}` : 'Named node';
+  };
+
   const earliest =
     quote.status === 'error' && quote.error instanceof ApiError && typeof quote.error.details.earliest_start === 'string'
       ? quote.error.details.earliest_start
@@ -313,22 +322,14 @@ function LeaseRequestForm() {
                 </label>
               </div>
               {draft.startMode === 'at' && (
-                <div className="field">
-                  <label htmlFor="lr-start">Start (UTC)</label>
-                  <input
-                    id="lr-start"
-                    type="datetime-local"
-                    step={60}
-                    value={draft.startUtc}
-                    onChange={(e) => update({ startUtc: e.target.value })}
-                    aria-invalid={fieldError('start') ? true : undefined}
-                    aria-describedby={fieldError('start') ? 'lr-start-local lr-start-error' : 'lr-start-local'}
-                  />
-                  <p id="lr-start-local" className="muted small">
-                    {startIso ? formatLocal(startIso) : 'Enter a date and time.'}
-                  </p>
-                  {fieldError('start') && <p id="lr-start-error" className="error lr-field-error">{fieldError('start')}</p>}
-                </div>
+                <UtcTimeField
+                  id="lr-start"
+                  label="Start"
+                  value={draft.startUtc}
+                  onChange={(startUtc) => update({ startUtc })}
+                  emptyMeaning="enter a date and time, or choose “now”"
+                  error={fieldError('start') ?? undefined}
+                />
               )}
               <TextField
                 id="lr-duration"
@@ -347,18 +348,18 @@ function LeaseRequestForm() {
             earliest={earliest}
             fieldHandled={field !== null}
             onUseEarliest={(iso) => update({ startMode: 'at', startUtc: toUtcInput(iso) })}
-            groupLabel={(keys) => (group) => {
-              const key = keys[group];
-              const position = key === undefined ? -1 : draft.groups.findIndex((g) => g.key === key);
-              return position >= 0 ? `Group ${position + 1}` : 'Named';
-            }}
+            groupLabel={groupLabel}
           />
         </div>
 
         {submit.error !== undefined && field === null && (
-          <p className="error-box" role="alert">
-            {errorText(submit.error)}
-          </p>
+          <div role="alert">
+            {groupRefusals(submit.error) ? (
+              <QuoteRefusals error={submit.error} groupLabel={groupLabel(submittedKeys.current)} />
+            ) : (
+              <p className="error-box">{errorText(submit.error)}</p>
+            )}
+          </div>
         )}
         <div className="row lr-submit">
           <button type="submit" disabled={!('body' in request) || submit.busy}>
@@ -423,7 +424,7 @@ function QuotePanel({
         {quote.status === 'error' && (
           <>
             <p className="lr-why">{fieldHandled ? 'The request has a mistake: see the field marked above.' : 'Not possible as asked:'}</p>
-            {!fieldHandled && <p className="error-box lr-reason">{errorText(quote.error)}</p>}
+            {!fieldHandled && <QuoteRefusals error={quote.error} groupLabel={groupLabel(quote.groupKeys)} />}
             {earliest && (
               <div className="stack">
                 <p className="lr-earliest">

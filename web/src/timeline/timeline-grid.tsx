@@ -3,6 +3,7 @@ import { Link, useLocation } from 'wouter';
 import './timeline.css';
 import { layoutRow, nodeLabel, requestHref, type AvailabilityNode, type Segment } from './layout';
 import { rangeTitle, snapStart, ticks, timeToX, trackWidth, xToTime, type Range, type Zoom } from './scale';
+import { fitShortNames } from './short-names';
 import { virtualWindow, type VirtualWindow } from './virtual';
 
 export const ROW_HEIGHT = 34;
@@ -21,6 +22,24 @@ export interface TimelineGridProps {
   canRequest: boolean;
   /** A bar was activated that has no page of its own (another project's busy time, cleaning). */
   onInspect?: (label: string) => void;
+}
+
+let measureCache: ((text: string) => number) | null | undefined;
+
+/**
+ * The rendered width of a node name in the name column (its font: .tl-name-text), by a canvas; null where there is
+ * no canvas to measure with (jsdom), and the labels are sized by an estimate instead.
+ */
+function nameMeasure(): ((text: string) => number) | null {
+  if (measureCache !== undefined) return measureCache;
+  measureCache = null;
+  if (typeof document === 'undefined' || /jsdom/i.test(navigator.userAgent)) return null;
+  const context = document.createElement('canvas').getContext('2d');
+  if (!context) return null;
+  const root = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  context.font = `600 ${0.875 * root}px ${getComputedStyle(document.body).fontFamily}`;
+  measureCache = (text) => context.measureText(text).width;
+  return measureCache;
 }
 
 /** Width and height of an element, followed as it changes (a fallback where there is no layout). */
@@ -86,6 +105,8 @@ export function TimelineGrid({ nodes, range, zoom, now, projectId, canRequest, o
     [navigate, range, track, zoom],
   );
 
+  // Labels over every node, not the rows in view, so a row keeps its label while scrolling.
+  const labels = useMemo(() => fitShortNames(nodes.map(nodeLabel), nameWidth, nameMeasure()), [nodes, nameWidth]);
   const rows = nodes.slice(win.first, win.last);
   const fullWidth = nameWidth + track;
   const height = Math.min(HEADER_HEIGHT + win.total + 16, 0.72 * (typeof window === 'undefined' ? 900 : window.innerHeight || 900));
@@ -133,6 +154,7 @@ export function TimelineGrid({ nodes, range, zoom, now, projectId, canRequest, o
               zoom={zoom}
               track={track}
               nameWidth={nameWidth}
+              shortName={labels.get(nodeLabel(node)) ?? nodeLabel(node)}
               columnWidth={columnWidth}
               projectId={projectId}
               canRequest={canRequest}
@@ -153,6 +175,8 @@ interface RowProps {
   zoom: Zoom;
   track: number;
   nameWidth: number;
+  /** The name as it fits the column, told apart from the others (short-names.ts); the full name is the title. */
+  shortName: string;
   columnWidth: number;
   projectId: string | null;
   canRequest: boolean;
@@ -161,13 +185,20 @@ interface RowProps {
 }
 
 const TimelineRow = memo(function TimelineRow(props: RowProps) {
-  const { node, index, range, zoom, track, nameWidth, columnWidth, projectId, canRequest, onFree, onInspect } = props;
+  const { node, index, range, zoom, track, nameWidth, shortName, columnWidth, projectId, canRequest, onFree, onInspect } = props;
   const layout = useMemo(() => layoutRow(node, range, track, { zoom, projectId }), [node, range, track, zoom, projectId]);
   const name = nodeLabel(node);
   return (
     <div className="tl-row" role="row" aria-rowindex={index + 2} style={{ top: index * ROW_HEIGHT, height: ROW_HEIGHT }}>
       <div className="tl-name" role="rowheader" style={{ width: nameWidth }} title={node.unavailable ? `${name}: ${node.unavailable}` : name}>
-        <span className="tl-name-text">{name}</span>
+        {shortName === name ? (
+          <span className="tl-name-text">{name}</span>
+        ) : (
+          <>
+            <span className="tl-name-text" aria-hidden="true">{shortName}</span>
+            <span className="tl-sr">{name}</span>
+          </>
+        )}
         {node.unavailable && <span className="tl-flag">{node.unavailable}</span>}
       </div>
       <div
