@@ -4796,7 +4796,10 @@ export interface components {
             allocations: {
                 node_id: string;
                 node_name: string | null;
+                /** @description The group's index in `request.groups`, from 0 (a named node's group comes after them). */
                 group: number;
+                /** @description The same group numbered from 1, as messages, the CLI and the web UI number groups. */
+                group_number: number;
             }[];
         };
         Lease: {
@@ -4819,7 +4822,10 @@ export interface components {
             allocations: {
                 node_id: string;
                 node_name: string | null;
+                /** @description The group's index in `request.groups`, from 0 (a named node's group comes after them). */
                 group: number;
+                /** @description The same group numbered from 1, as messages, the CLI and the web UI number groups. */
+                group_number: number;
                 state: string;
                 step: string | null;
                 last_error: string | null;

@@ -150,6 +150,7 @@ export function leaseJson(l: Lease, names: LeaseNames, now: Date) {
       node_id: a.node_id,
       node_name: nodeNames.get(a.node_id) ?? null,
       group: a.group_index,
+      group_number: a.group_index + 1,
       state: a.state,
       step: a.step,
       last_error: a.last_error,

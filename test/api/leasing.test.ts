@@ -80,6 +80,8 @@ describe('the seed workflow', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ name: 'seed', project_id: lessee.projectId, state: 'pending', start: '2030-01-01T00:00:00.000Z', end: '2030-01-04T00:00:00.000Z' });
     expect(names(res.body)).toEqual(['0:gpu-a', '0:gpu-b', '0:gpu-c', '1:store-a']);
+    // The number people read (messages, the CLI's table, the web UI) is beside the index, in every allocation.
+    expect(res.body.allocations.every((a: { group: number; group_number: number }) => a.group_number === a.group + 1)).toBe(true);
     expect(res.body.allocations.every((a: { state: string }) => a.state === 'reserved')).toBe(true);
     leaseId = res.body.id;
   });
@@ -99,6 +101,7 @@ describe('the seed workflow', () => {
     });
     expect(res.status).toBe(409);
     expect(res.body.error.message).toMatch(/group 1 \(2 × gpus >= 1\): 4 match, 4 allowed, 1 free — short by 1/);
+    expect(res.body.error.details.groups).toMatchObject([{ group: 0, group_number: 1, count: 2, matching: 4, allowed: 4, free: 1 }]);
     // The seed lease ends on day 3; with the 10-minute cleaning gap its nodes are free at 00:10.
     expect(res.body.error.details.earliest_start).toBe('2030-01-04T00:10:00.000Z');
     const later = await t.request('POST', '/v1/leases/quote', {

@@ -298,8 +298,8 @@ describe('leasehold lease quote', () => {
     end: '2030-01-04T00:00:00.000Z',
     duration: 'P3D',
     allocations: [
-      { node_id: NODE_ID, node_name: 'gpu-01', group: 0 },
-      { node_id: 'x', node_name: null, group: 1 },
+      { node_id: NODE_ID, node_name: 'gpu-01', group: 0, group_number: 1 },
+      { node_id: 'x', node_name: null, group: 1, group_number: 2 },
     ],
   };
 

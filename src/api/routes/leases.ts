@@ -56,6 +56,14 @@ export const LinkedLeaseSchema = LinkedLeaseFields.openapi('LinkedLease', {
       '(the node is this lease\'s only inside both windows); in `subleases`, a sub-lease carved from it (its lessee has no access meanwhile).',
   });
 
+/**
+ * Two numbers for one group, on purpose: `group` indexes `request.groups` (from 0, for programs), `group_number` is
+ * what people read — messages ("group 1 (3 × …)"), the CLI's tables and the web UI count from 1 — so a script
+ * reading `--json` finds the number the table showed.
+ */
+const GroupIndex = z.number().openapi({ description: "The group's index in `request.groups`, from 0 (a named node's group comes after them)." });
+const GroupNumber = z.number().openapi({ description: 'The same group numbered from 1, as messages, the CLI and the web UI number groups.' });
+
 export const LeaseSchema = z
   .object({
     id: z.string(),
@@ -73,7 +81,8 @@ export const LeaseSchema = z
       z.object({
         node_id: z.string(),
         node_name: z.string().nullable(),
-        group: z.number(),
+        group: GroupIndex,
+        group_number: GroupNumber,
         state: z.string(),
         step: z.string().nullable(),
         last_error: z.string().nullable(),
@@ -103,7 +112,7 @@ const QuoteSchema = z
     start: z.string(),
     end: z.string(),
     duration: z.string(),
-    allocations: z.array(z.object({ node_id: z.string(), node_name: z.string().nullable(), group: z.number() })),
+    allocations: z.array(z.object({ node_id: z.string(), node_name: z.string().nullable(), group: GroupIndex, group_number: GroupNumber })),
   })
   .openapi('Quote');
 
@@ -242,7 +251,7 @@ export function leaseRoutes(deps: ApiDeps) {
         start: plan.start.toISOString(),
         end: plan.end.toISOString(),
         duration: formatDuration(plan.end.getTime() - plan.start.getTime()),
-        allocations: plan.allocations.map((a) => ({ node_id: a.node_id, node_name: plan.nodes.get(a.node_id)?.name ?? null, group: a.group_index })),
+        allocations: plan.allocations.map((a) => ({ node_id: a.node_id, node_name: plan.nodes.get(a.node_id)?.name ?? null, group: a.group_index, group_number: a.group_index + 1 })),
       },
       200,
     );

@@ -31,10 +31,11 @@ function allocationState(a: Pick<Allocation, 'state' | 'step'>): string {
 
 /**
  * Groups are numbered from 1 for people, as the server's explanations do ("group 1 (3 × ...)"); the JSON
- * (`--json`) keeps the API's index, which counts from 0.
+ * (`--json`) has the same number as `group_number` beside the API's index `group` (from 0).
  */
-function groupLabel(a: Pick<Allocation, 'group'>): number {
-  return a.group + 1;
+function groupLabel(a: Pick<Allocation, 'group' | 'group_number'>): number {
+  // A server from before group_number sends only the index.
+  return a.group_number ?? a.group + 1;
 }
 
 function nodeLabel(a: Pick<Allocation, 'node_id' | 'node_name'>): string {

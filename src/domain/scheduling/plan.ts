@@ -11,7 +11,9 @@ export type GroupSpec =
   | { readonly count: 1; readonly node: PlanNode; /** as the caller named it (uuid or name) */ readonly asked: string };
 
 export interface GroupReport {
+  /** The group's index in the request, from 0; `group_number` counts from 1, as the messages do. */
   readonly group: number;
+  readonly group_number: number;
   readonly count: number;
   readonly where: string;
   /** Nodes whose hardware matches. */
@@ -56,6 +58,7 @@ export function planWindow(nodes: readonly PlanNode[], groups: readonly GroupSpe
     demands.push({ count: group.count, candidates });
     reports.push({
       group: index,
+      group_number: index + 1,
       count: group.count,
       where: 'node' in group ? `node ${group.asked}` : group.where,
       matching: matching.length,

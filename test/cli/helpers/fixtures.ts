@@ -109,6 +109,7 @@ const allocation = (node_id: string, node_name: string, group: number) => ({
   node_id,
   node_name,
   group,
+  group_number: group + 1,
   state: 'reserved',
   step: null,
   last_error: null,
