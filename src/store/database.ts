@@ -244,6 +244,15 @@ export interface EventsTable {
   details: JsonWithDefault<Record<string, unknown>>;
 }
 
+export interface SimulatedNodesTable {
+  uuid: string;
+  name: string;
+  state: Json<Record<string, unknown>>;
+  version: ColumnType<string, string | undefined, string | RawBuilder<string>>;
+  changed_xid: ColumnType<string, never, never>;
+  updated_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -272,5 +281,6 @@ export interface Database {
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   leader_leases: LeaderLeasesTable;
+  simulated_nodes: SimulatedNodesTable;
   schema_migrations: SchemaMigrationsTable;
 }
