@@ -3,6 +3,7 @@ import { NodeBusyError } from '../../src/domain/errors.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
 import type { SimulatedNodeSpec, SimulatedTimings } from '../../src/drivers/simulated/simulated-driver.js';
+import type { SimulatedHardwareStore } from '../../src/domain/simulated-hardware-store.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { POSTGRES_SKIP_REASON, TEST_DATABASE_URL, testDatabases } from '../support/postgres.js';
@@ -15,16 +16,34 @@ const NODES: SimulatedNodeSpec[] = [
 ];
 const TIMINGS: Partial<SimulatedTimings> = { powerMs: 1_000, cleanMs: 10_000, consoleMs: 500, bootOutputMs: 0 };
 
-/** A driver instance (a replica, or the same process after a restart) keeping its hardware in `store`. */
-async function instance(store: Store, clock: ManualClock): Promise<SimulatedDriver> {
+/** A driver instance (a replica, or the same process after a restart) keeping its hardware in `hardware`. */
+async function instance(store: Store, clock: ManualClock, hardware: SimulatedHardwareStore = store.simulatedHardware): Promise<SimulatedDriver> {
   const driver = new SimulatedDriver({ nodes: NODES, clock, timings: TIMINGS });
-  await driver.share(store.simulatedHardware);
+  await driver.share(hardware);
   return driver;
 }
 
-/** Lets queued writes and reads finish (they run on the database, not on the manual clock). */
+/** Lets queued writes finish, then reads what others wrote (both run on the database, not on the manual clock). */
 async function settle(driver: SimulatedDriver): Promise<void> {
+  await driver.flush();
   await driver.listNodes();
+}
+
+/** The store, but each write waits until `writers` writes are waiting: actions truly at the same moment. */
+function atOnce(hardware: SimulatedHardwareStore, writers: number): (h: SimulatedHardwareStore) => SimulatedHardwareStore {
+  let waiting = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  return () => ({
+    changes: (w) => hardware.changes(w),
+    enrol: (nodes, now) => hardware.enrol(nodes, now),
+    remove: (uuid) => hardware.remove(uuid),
+    async save(uuid, state, version, now) {
+      if (++waiting >= writers) release();
+      await all;
+      return hardware.save(uuid, state, version, now);
+    },
+  });
 }
 
 function sharedHardwareSuite(name: string, open: () => Promise<Store>) {
@@ -61,7 +80,7 @@ function sharedHardwareSuite(name: string, open: () => Promise<Store>) {
       await one.setPowerState(A, 'power on');
       expect(await two.getNode(A)).toMatchObject({ power_state: 'power off', target_power_state: 'power on', reservation: 'simulated' });
       await clock.advance(1_000);
-      await settle(one);
+      await one.flush();
       expect(await two.getNode(A)).toMatchObject({ power_state: 'power on', target_power_state: null, reservation: null });
       await two.updateNode(A, { lessee: 'geo' });
       expect((await one.getNode(A)).lessee).toBe('geo');
@@ -72,7 +91,8 @@ function sharedHardwareSuite(name: string, open: () => Promise<Store>) {
     it('two instances acting on one node at the same moment: one wins, the other is told the node is busy', async () => {
       const store = await open();
       const clock = new ManualClock('2030-01-01T00:00:00Z');
-      const [one, two] = [await instance(store, clock), await instance(store, clock)];
+      const sameMoment = atOnce(store.simulatedHardware, 2);
+      const [one, two] = [await instance(store, clock, sameMoment(store.simulatedHardware)), await instance(store, clock, sameMoment(store.simulatedHardware))];
       const results = await Promise.allSettled([one.updateNode(A, { lessee: 'astro' }), two.updateNode(A, { lessee: 'geo' })]);
       const won = results.filter((r) => r.status === 'fulfilled');
       const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');

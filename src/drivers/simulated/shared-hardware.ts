@@ -109,10 +109,17 @@ export class SharedHardware {
     void this.store.remove(uuid).catch(() => undefined);
   }
 
-  close(): void {
+  /** Resolves when every change made so far is stored (or its write was lost to another instance's). */
+  async flush(): Promise<void> {
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes.values()]);
+  }
+
+  /** Stops taking work over and writes what is still unwritten: a clean stop loses nothing. */
+  async close(): Promise<void> {
     this.closed = true;
     for (const timer of this.takeovers.values()) timer.cancel();
     this.takeovers.clear();
+    await this.flush();
   }
 
   private async read(): Promise<void> {

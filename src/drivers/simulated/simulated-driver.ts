@@ -308,9 +308,14 @@ export class SimulatedDriver implements HardwareDriver {
     await this.shared?.settle(node);
   }
 
+  /** Resolves when every change so far is in the store (share()); at once when the hardware is not shared. */
+  async flush(): Promise<void> {
+    await this.shared?.flush();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    this.shared?.close();
+    await this.shared?.close();
     for (const node of this.nodes.values()) this.dispose(node);
   }
 
