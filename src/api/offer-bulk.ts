@@ -26,6 +26,8 @@ export interface NodeProblem {
 
 export interface BulkTargets {
   readonly nodes: readonly NodeView[];
+  /** What the request named each node by (node id → the id or name given). */
+  readonly asked: ReadonlyMap<string, string>;
   readonly problems: readonly NodeProblem[];
 }
 
@@ -64,6 +66,7 @@ export async function bulkTargets(deps: ApiDeps, principal: Principal, ask: { re
   const known = await nodesKnownTo(deps, principal);
   const problems: NodeProblem[] = [];
   const chosen = new Map<string, NodeView>();
+  const asked = new Map<string, string>();
   if (ask.nodes !== undefined) {
     const byKey = new Map<string, NodeView>();
     for (const n of known) {
@@ -79,9 +82,12 @@ export async function bulkTargets(deps: ApiDeps, principal: Principal, ask: { re
       if (chosen.has(node.id)) continue;
       const p = nodeProblem(principal, key, node);
       if (p) problems.push(p);
-      else chosen.set(node.id, node);
+      else {
+        chosen.set(node.id, node);
+        asked.set(node.id, key);
+      }
     }
-    return { nodes: [...chosen.values()], problems };
+    return { nodes: [...chosen.values()], asked, problems };
   }
   const where = ask.where!;
   const matches = nodeMatcher(where, known);
@@ -99,9 +105,12 @@ export async function bulkTargets(deps: ApiDeps, principal: Principal, ask: { re
   for (const node of mine) {
     const p = nodeProblem(principal, node.id, node);
     if (p) problems.push(p);
-    else chosen.set(node.id, node);
+    else {
+      chosen.set(node.id, node);
+      asked.set(node.id, node.id);
+    }
   }
-  return { nodes: [...chosen.values()], problems };
+  return { nodes: [...chosen.values()], asked, problems };
 }
 
 /** The one refusal of a bulk offer: 409 `conflict`, every node's problem in `details.nodes`, nothing created. */
@@ -113,9 +122,9 @@ export function bulkRefusal(problems: readonly NodeProblem[], asked: number): Co
 }
 
 /** A conflict the store met on one node (a concurrent offer won it): that node's problem, or null for anything else. */
-export function storeProblem(err: unknown, nodes: readonly NodeView[]): NodeProblem | null {
+export function storeProblem(err: unknown, targets: Pick<BulkTargets, 'nodes' | 'asked'>): NodeProblem | null {
   if (!isLeaseholdError(err) || err.code !== ErrorCode.Conflict) return null;
   const nodeId = err.details['node_id'];
-  const node = nodes.find((n) => n.id === nodeId);
-  return node ? problem(node.id, node, ErrorCode.Conflict, `node ${node.name ?? node.id}: ${err.message}`) : null;
+  const node = targets.nodes.find((n) => n.id === nodeId);
+  return node ? problem(targets.asked.get(node.id) ?? node.id, node, ErrorCode.Conflict, `node ${node.name ?? node.id}: ${err.message}`) : null;
 }

@@ -243,14 +243,15 @@ export function offerRoutes(deps: ApiDeps) {
   async function createMany(principal: Principal, body: OfferBody & { nodes?: string[]; where?: string }, now: Date) {
     const terms = parseOfferTerms(body, now);
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
-    const { nodes, problems } = await bulkTargets(deps, principal, body);
+    const targets = await bulkTargets(deps, principal, body);
+    const { nodes, problems } = targets;
     const asked = nodes.length + problems.length;
     const overlapping = await deps.store.leasing.offersInForce(nodes.map((n) => n.id), terms.start, terms.end);
     const taken = new Set(overlapping.filter((o) => o.parent_allocation_id === null && o.withdrawn_at === null).map((o) => o.node_id));
     const all: NodeProblem[] = [...problems];
     for (const n of nodes) {
       if (!taken.has(n.id)) continue;
-      all.push({ node: n.id, node_id: n.id, node_name: n.name, code: 'conflict', message: `node ${n.name ?? n.id} has an offer in force overlapping this window; withdraw it first` });
+      all.push({ node: targets.asked.get(n.id) ?? n.id, node_id: n.id, node_name: n.name, code: 'conflict', message: `node ${n.name ?? n.id} has an offer in force overlapping this window; withdraw it first` });
     }
     if (all.length > 0) throw bulkRefusal(all, asked);
     const by = { actor: principal.userName, actor_user_id: localUserId(principal) };
@@ -264,7 +265,7 @@ export function offerRoutes(deps: ApiDeps) {
       );
       return created;
     } catch (err) {
-      const p = storeProblem(err, nodes);
+      const p = storeProblem(err, targets);
       if (p) throw bulkRefusal([p], asked);
       throw err;
     }
