@@ -220,8 +220,13 @@ export function weeklyCovers(schedule: WeeklySchedule, window: Interval): boolea
  * ends at `at + limitMs` as far as this can tell); `at` itself when it lies in none.
  */
 export function weeklyRunEnd(schedule: WeeklySchedule, at: number, limitMs: number): number {
-  const first = expandWeekly(schedule, { start: at, end: at + limitMs })[0];
-  return first && first.start === at ? first.end : at;
+  // A week and a day first (a window of weekly rules ends within a week unless it never does), then twice as far:
+  // an extension check does not expand a year of windows for a lease that ends tonight.
+  for (let span = Math.min(8 * DAY_MS, limitMs); ; span = Math.min(span * 2, limitMs)) {
+    const first = expandWeekly(schedule, { start: at, end: at + span })[0];
+    if (!first || first.start !== at) return at;
+    if (first.end < at + span || span >= limitMs) return first.end;
+  }
 }
 
 /** A readable summary: "Mon–Fri 18:00–08:00 (next day), Sat–Sun all day (Europe/Berlin)". */
