@@ -113,7 +113,7 @@ const createOffer = createRoute({
                 'an end at or before the start runs into the next day; no times: the whole day. A lease must lie wholly inside one window (touching windows are one).',
               example: ['mon-fri 18:00-08:00', 'sat-sun'],
             }),
-          timezone: z.string().min(1).max(64).optional().openapi({ description: 'IANA timezone of `weekly` (default UTC).', example: 'Europe/Berlin' }),
+          timezone: z.string().min(1).max(64).regex(/^[A-Za-z0-9_+/-]+$/, 'an IANA name such as Europe/Berlin').optional().openapi({ description: 'IANA timezone of `weekly` (default UTC).', example: 'Europe/Berlin' }),
           start: WindowTime.optional().openapi({ description: 'Default: now. Within 10 years of now.' }),
           end: WindowTime.optional().openapi({ description: 'Default: open-ended. Within 10 years of now.' }),
           max_lease_duration: Duration.optional(),
