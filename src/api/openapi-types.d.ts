@@ -5017,6 +5017,21 @@ export interface components {
                 end: string | null;
                 max_lease_duration: string | null;
                 min_lease_duration: string | null;
+                /** @description The offer's recurring weekly windows in words; null: none. */
+                weekly_summary: string | null;
+                /** @description With weekly windows: where the offer makes the node available within [from, to); null: all of start to end. */
+                windows: {
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    end: string;
+                }[] | null;
             }[];
             /** @description Busy time overlapping the window, by start; not clipped to it. */
             busy: components["schemas"]["BusyInterval"][];

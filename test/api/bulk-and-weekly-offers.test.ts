@@ -154,7 +154,7 @@ describe('weekly windows on an offer', () => {
     expect((await t.request('DELETE', `/v1/leases/${lease.body.id}`, { token: lessee.token })).status).toBe(200);
   });
 
-  it('show only the windows in the availability timeline', async () => {
+  it('show only the windows in the availability timeline, free time and offered time alike', async () => {
     const res = await t.request('GET', '/v1/availability?from=2030-01-01T00:00:00Z&to=2030-01-02T00:00:00Z&where=gpus%20%3D%3D%202', { token: lessee.token });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const row = res.body.nodes.find((n: { name: string }) => n.name === 'n-2');
@@ -162,5 +162,13 @@ describe('weekly windows on an offer', () => {
       { start: '2030-01-01T00:00:00.000Z', end: '2030-01-01T08:00:00.000Z' },
       { start: '2030-01-01T18:00:00.000Z', end: '2030-01-02T00:00:00.000Z' },
     ]);
+    // The offer's windows within the range, which the timeline shades instead of the whole period.
+    expect(row.offers[0]).toMatchObject({
+      weekly_summary: 'Mon–Fri 18:00–08:00 (next day), Sat–Sun all day (UTC)',
+      windows: [
+        { start: '2030-01-01T00:00:00.000Z', end: '2030-01-01T08:00:00.000Z' },
+        { start: '2030-01-01T18:00:00.000Z', end: '2030-01-02T00:00:00.000Z' },
+      ],
+    });
   });
 });
