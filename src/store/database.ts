@@ -128,6 +128,9 @@ export interface OffersTable {
   max_total_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
   /** The allocation a sub-offer is carved from (0012), or null for an owner's offer. */
   parent_allocation_id: Generated<string | null>;
+  /** Canonical weekly rules and their IANA timezone (0015), both null: the whole period. */
+  weekly_rules: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  weekly_timezone: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LeasesTable {

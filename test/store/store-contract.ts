@@ -6,6 +6,7 @@ import { engineContract } from './contract/engine-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { noticesContract } from './contract/notices-contract.js';
+import { offersContract } from './contract/offers-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { statsContract } from './contract/stats-contract.js';
@@ -31,5 +32,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     usageContract(openFreshStore);
     noticesContract(openFreshStore);
     subleaseContract(openFreshStore);
+    offersContract(openFreshStore);
   });
 }
