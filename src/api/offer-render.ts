@@ -18,11 +18,13 @@ export function offerStatus(o: Offer, now: Date): OfferStatus {
   return 'active';
 }
 
-/** Offers as JSON with their status and free windows (from now on, inside their weekly windows, minus bookings and cleaning gaps). */
+/** Offers as JSON with their node's name and facts, their status and free windows (from now on, inside their weekly windows, minus bookings and cleaning gaps). */
 export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offers: readonly Offer[]) {
   const now = deps.clock.now();
   const nodeIds = [...new Set(offers.map((o) => o.node_id))];
-  const [bookings, names] = await Promise.all([deps.store.leasing.bookings(nodeIds, now, null), deps.store.nodeNames(nodeIds)]);
+  // The nodes' views (names and facts) in one query: a lessee chooses an offer by the node's hardware.
+  const [bookings, views] = await Promise.all([deps.store.leasing.bookings(nodeIds, now, null), deps.store.nodeViewsByIds(nodeIds)]);
+  const nodes = new Map(views.map((v) => [v.node.id, v.node]));
   // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
   const busyByNode = new Map<string, Interval[]>();
   // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).
@@ -37,6 +39,7 @@ export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offer
     const to = o.weekly ? from + WEEKLY_FREE_HORIZON_MS : Infinity;
     const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
     const free = o.withdrawn_at ? [] : subtract(offerIntervals(o, { start: from, end: to }), busy);
-    return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free });
+    const node = nodes.get(o.node_id);
+    return offerJson(o, { node_name: node?.name ?? null, node_facts: node?.facts ?? null, status: offerStatus(o, now), free_windows: free });
   });
 }

@@ -3313,6 +3313,8 @@ export interface paths {
                              */
                             max_total?: string;
                         };
+                        /** @description The project the lease is for (id or name); default: the caller's. Only the operator (admin) may name another project: the lease is then that project's in every way (its quota, budget and offers' allow-lists apply) and the audit log names the operator as the actor. Anyone else naming a project not its own gets 403. */
+                        project?: string;
                     };
                 };
             };
@@ -3337,6 +3339,15 @@ export interface paths {
                 };
                 /** @description Missing, unknown, revoked or expired token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not permitted */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3391,6 +3402,8 @@ export interface paths {
                     node_id?: string;
                     /** @description Project id or name: only leases on nodes that project owns (the owner's "who leases my nodes"). Only the operator may name another project; for anyone else that list is empty. */
                     owner?: string;
+                    /** @description `start` (default): by start, earliest first. `newest`: most recently created first (leases created in the same instant by id). The `next` link keeps the order. */
+                    order?: "start" | "newest";
                 };
                 header?: never;
                 path?: never;
@@ -3507,6 +3520,8 @@ export interface paths {
                              */
                             max_total?: string;
                         };
+                        /** @description The project the lease is for (id or name); default: the caller's. Only the operator (admin) may name another project: the lease is then that project's in every way (its quota, budget and offers' allow-lists apply) and the audit log names the operator as the actor. Anyone else naming a project not its own gets 403. */
+                        project?: string;
                     };
                 };
             };
@@ -4776,6 +4791,10 @@ export interface components {
             id: string;
             node_id: string;
             node_name: string | null;
+            /** @description The node's typed facts as GET /v1/nodes gives them (memory and disk in bytes, cpus, gpus, cpu_arch, ...), so a lessee sees what it may lease; null when the node is gone. */
+            node_facts: {
+                [key: string]: number | string | boolean;
+            } | null;
             project_id: string;
             start: string;
             end: string | null;

@@ -139,6 +139,9 @@ export const NewTokenSchema = TokenSchema.extend({
   token: z.string().openapi({ description: 'The secret. Shown only in this response; store it now.' }),
 }).openapi('NewToken');
 
+/** A node's typed facts (domain/inventory.ts `NodeFacts`), as nodes and offers show them. */
+export const NodeFactsSchema = z.record(z.string(), z.union([z.number(), z.string(), z.boolean()]));
+
 export const NodeSchema = z
   .object({
     id: z.string().openapi({ description: "The hardware driver's node uuid (Ironic's uuid)." }),
@@ -147,7 +150,7 @@ export const NodeSchema = z
     owner: z.string().nullable().openapi({ description: "Ironic's owner field: a project id or name." }),
     owner_project: z.object({ id: ProjectId, name: z.string() }).nullable(),
     lessee: z.string().nullable(),
-    facts: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).openapi({
+    facts: NodeFactsSchema.openapi({
       description: 'Typed facts for requirement expressions: memory and disk in bytes, cpus, gpus, cpu_arch, ...',
     }),
     properties: z.record(z.string(), z.unknown()),

@@ -1,7 +1,7 @@
 import { describeWeekly, formatWeeklyRule } from '../domain/scheduling/weekly-windows.js';
 import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
-import type { NodeView } from '../domain/inventory.js';
+import type { NodeFacts, NodeView } from '../domain/inventory.js';
 import { autoRenewJson, extensionPolicyJson, noticesJson } from './extension-schemas.js';
 import type { NoticeEntry } from '../domain/notices.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
@@ -88,11 +88,12 @@ export function nodeLeaseJson(lease: { lease_id: string; project_id: string; end
   };
 }
 
-export function offerJson(o: Offer, extra: { node_name: string | null; status: 'scheduled' | 'active' | 'expired' | 'withdrawn'; free_windows: readonly { start: number; end: number }[] }) {
+export function offerJson(o: Offer, extra: { node_name: string | null; node_facts: NodeFacts | null; status: 'scheduled' | 'active' | 'expired' | 'withdrawn'; free_windows: readonly { start: number; end: number }[] }) {
   return {
     id: o.id,
     node_id: o.node_id,
     node_name: extra.node_name,
+    node_facts: extra.node_facts === null ? null : { ...extra.node_facts },
     project_id: o.project_id,
     start: iso(o.start),
     end: isoOrNull(o.end),

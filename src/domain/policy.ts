@@ -113,6 +113,14 @@ export function canSetNoticeOffsets(p: Principal, projectId: string): boolean {
   return isAdmin(p) || (p.projectId === projectId && roleAtLeast(p.role, Role.Manager));
 }
 
+/**
+ * Whose leases a caller may ask for (create or quote): its own project's, or, for the operator, any project's — the
+ * lease then is that project's in every way (quota, budget, offers), with the operator recorded as the actor.
+ */
+export function canLeaseFor(p: Principal, projectId: string): boolean {
+  return isAdmin(p) || p.projectId === projectId;
+}
+
 export function canChangeLeasesOf(p: Principal, projectId: string): boolean {
   return isAdmin(p) || (p.projectId === projectId && roleAtLeast(p.role, Role.Member));
 }

@@ -20,6 +20,7 @@ import type {
   NewOffer,
   OfferFilter,
 } from './leasing-store.js';
+import { LeaseOrder } from './leasing-store.js';
 import { availabilityBookings, bookings, type AvailabilityBookingFilter } from './queries/availability-bookings.js';
 import { cancelLease, changeLeaseEnd } from './queries/change-lease.js';
 import { heldWindows } from './queries/held-windows.js';
@@ -148,7 +149,7 @@ export class KyselyLeasingStore implements LeasingStore {
     });
   }
 
-  listLeases(filter: LeaseFilter, page: PageRequest): Promise<Page<Lease>> {
+  listLeases(filter: LeaseFilter, page: PageRequest, order: LeaseOrder = LeaseOrder.Start): Promise<Page<Lease>> {
     return guard(async () => {
       let query = this.db.selectFrom('leases as l').selectAll('l');
       if (filter.project_id !== undefined) query = query.where('l.project_id', '=', filter.project_id);
@@ -169,7 +170,11 @@ export class KyselyLeasingStore implements LeasingStore {
           select 1 from allocations a join nodes n on n.id = a.node_id
           where a.lease_id = l.id and n.owner in (${project_id}, ${project_name})))`);
       }
-      const result = await keysetPage(query, { id: sql`l.id`, sortKey: [sql`l.start_at`, sql`l.id`], idOf: (r) => r.id }, page);
+      const spec =
+        order === LeaseOrder.Newest
+          ? { id: sql`l.id`, sortKey: [sql`l.created_at`, sql`l.id`], idOf: (r: { id: string }) => r.id, descending: true }
+          : { id: sql`l.id`, sortKey: [sql`l.start_at`, sql`l.id`], idOf: (r: { id: string }) => r.id };
+      const result = await keysetPage(query, spec, page);
       return { items: await loadLeases(this.db, result.items), nextMarker: result.nextMarker };
     });
   }

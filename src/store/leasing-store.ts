@@ -96,6 +96,14 @@ export interface NewLease {
   readonly replace_policy?: ReplacePolicy;
 }
 
+/**
+ * The order of a lease list: by start, earliest first (the API's default: what comes next), or newest first — by
+ * creation, then by id so leases created in the same instant keep one order across pages.
+ */
+export const LeaseOrder = { Start: 'start', Newest: 'newest' } as const;
+export type LeaseOrder = (typeof LeaseOrder)[keyof typeof LeaseOrder];
+export const LEASE_ORDERS = Object.values(LeaseOrder);
+
 export interface LeaseFilter {
   readonly project_id?: string;
   readonly state?: string;
@@ -151,7 +159,8 @@ export interface LeasingStore {
 
   createLease(lease: NewLease, events: readonly NewAuditEvent[], now: Date): Promise<Lease>;
   getLease(id: string): Promise<Lease | null>;
-  listLeases(filter: LeaseFilter, page: PageRequest): Promise<Page<Lease>>;
+  /** In `order` (default by start), keyset-paginated: a marker keeps its place in either order. */
+  listLeases(filter: LeaseFilter, page: PageRequest, order?: LeaseOrder): Promise<Page<Lease>>;
   /**
    * Moves a lease's end (extend, shorten, or end now): the allocations' windows, their cleaning gaps and the
    * engine's end tasks move with it. LeaseConflictError when the longer window meets the next lease;

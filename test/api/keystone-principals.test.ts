@@ -137,6 +137,22 @@ describe('Keystone principals', () => {
   });
 });
 
+describe('the operator acting for a Keystone project', () => {
+  it("a system-scoped admin (no project) books a lease for a Keystone project by id or name; the audit log names the admin; a member naming another project gets 403", async () => {
+    const start = new Date(t.clock.now().getTime() + 5 * 3_600_000).toISOString();
+    const byId = await t.request('POST', '/v1/leases', { token: 'ks-admin', body: { project: LESSEE.id, nodes: ['node-a1'], start, duration: '1h' } });
+    expect(byId.status, JSON.stringify(byId.body)).toBe(201);
+    expect(byId.body).toMatchObject({ project_id: LESSEE.id, project_name: 'lessee-x' });
+    const events = await t.request('GET', `/v1/events?lease_id=${byId.body.id}&type=lease.created`, { token: 'ks-lessee' });
+    expect(events.body.events).toEqual([expect.objectContaining({ actor: 'admin', project_id: LESSEE.id })]);
+    const byName = await t.request('POST', '/v1/leases/quote', { token: 'ks-admin', body: { project: 'lessee-x', nodes: ['node-a1'], start: new Date(Date.parse(start) + 3 * 3_600_000).toISOString(), duration: '1h' } });
+    expect(byName.status, JSON.stringify(byName.body)).toBe(200);
+    const other = await t.request('POST', '/v1/leases/quote', { token: 'ks-lessee', body: { project: OWNER.id, nodes: ['node-a1'], duration: '1h' } });
+    expect(other.status).toBe(403);
+    expect(other.body.error.code).toBe('forbidden');
+  });
+});
+
 describe('signing in under Keystone (the web UI)', () => {
   it('says without a token how to sign in here', async () => {
     expect((await t.request('GET', '/v1/auth/methods', { token: null })).body).toEqual({ identity: 'keystone', methods: ['password', 'application_credential', 'token'] });

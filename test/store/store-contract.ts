@@ -3,6 +3,7 @@ import type { Store } from '../../src/store/store.js';
 import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
+import { leaseListContract } from './contract/lease-list-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { noticesContract } from './contract/notices-contract.js';
@@ -27,6 +28,7 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     consoleContract(openFreshStore);
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);
+    leaseListContract(openFreshStore);
     lifecycleContract(openFreshStore);
     statsContract(openFreshStore);
     usageContract(openFreshStore);

@@ -6,7 +6,8 @@ import type { Principal, Project } from '../../domain/identity.js';
 import { LEASE_STATES, type Lease, type LeaseState } from '../../domain/leasing.js';
 import { REPLACE_POLICIES, type ReplacePolicy } from '../../domain/replacement.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
-import { canChangeLeasesOf, canSeeProject, isAdmin } from '../../domain/policy.js';
+import { canChangeLeasesOf, canLeaseFor, canSeeProject, isAdmin } from '../../domain/policy.js';
+import { LEASE_ORDERS, type LeaseOrder } from '../../store/leasing-store.js';
 import type { LeaseAsk } from '../../leasing/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
@@ -45,6 +46,12 @@ const LeaseBody = z
       .optional(),
     replace: ReplaceInput.optional(),
     auto_renew: AutoRenewInput.optional(),
+    project: IdOrName.optional().openapi({
+      description:
+        'The project the lease is for (id or name); default: the caller\'s. Only the operator (admin) may name another project: the ' +
+        "lease is then that project's in every way (its quota, budget and offers' allow-lists apply) and the audit log names the " +
+        'operator as the actor. Anyone else naming a project not its own gets 403.',
+    }),
   })
   .strict();
 
@@ -137,7 +144,7 @@ const quoteLease = createRoute({
   summary: 'What a lease request would get now, changing nothing',
   description: unmet,
   request: { body: jsonBody(LeaseBody) },
-  responses: { 200: jsonResponse(QuoteSchema, 'The nodes it would get'), ...errorResponses(400, 401, 409) },
+  responses: { 200: jsonResponse(QuoteSchema, 'The nodes it would get'), ...errorResponses(400, 401, 403, 409) },
 });
 
 const listLeases = createRoute({
@@ -155,6 +162,14 @@ const listLeases = createRoute({
           description:
             "Project id or name: only leases on nodes that project owns (the owner's \"who leases my nodes\"). " +
             'Only the operator may name another project; for anyone else that list is empty.',
+        }),
+      order: z
+        .enum(LEASE_ORDERS as [LeaseOrder, ...LeaseOrder[]])
+        .default('start')
+        .openapi({
+          description:
+            '`start` (default): by start, earliest first. `newest`: most recently created first (leases created in the same instant by id). ' +
+            'The `next` link keeps the order.',
         }),
     }),
   },
@@ -208,9 +223,28 @@ const NO_OWNER = { project_id: NIL_UUID, project_name: NIL_UUID };
 export function leaseRoutes(deps: ApiDeps) {
   const router = createRouter();
 
-  async function callerProject(principal: Principal): Promise<Project> {
-    const project = principal.projectId ? await deps.store.findProject(principal.projectId) : null;
-    if (!project) throw new ForbiddenError('leases belong to a project; an operator without a project cannot lease');
+  /**
+   * The project a lease (or a quote) is for: the caller's own, or the one it names. Only the operator acts for
+   * another project; anyone else naming one (known or not: no probing for names) is refused before anything else.
+   */
+  async function leaseProject(principal: Principal, asked: string | undefined): Promise<Project> {
+    if (asked === undefined) {
+      const own = principal.projectId ? await deps.store.findProject(principal.projectId) : null;
+      if (!own) {
+        throw new ForbiddenError(
+          'leases belong to a project: as an operator without one, name the project to lease for (`project` in the request; ' +
+            '`leasehold lease create --project NAME`)',
+        );
+      }
+      return own;
+    }
+    const project = await deps.store.findProject(asked);
+    if (!project || !canLeaseFor(principal, project.id)) {
+      if (!isAdmin(principal)) {
+        throw new ForbiddenError('only an operator (admin) can lease for another project; leave out `project` to lease for your own');
+      }
+      throw new InvalidRequestError(`project: no project has the id or name ${JSON.stringify(asked)}`, { details: { field: 'project' } });
+    }
     return project;
   }
 
@@ -244,8 +278,9 @@ export function leaseRoutes(deps: ApiDeps) {
   }
 
   router.openapi(quoteLease, async (c) => {
-    const project = await callerProject(c.get('principal'));
-    const plan = await deps.leasing.quote(project, ask(c.req.valid('json')));
+    const body = c.req.valid('json');
+    const project = await leaseProject(c.get('principal'), body.project);
+    const plan = await deps.leasing.quote(project, ask(body));
     return c.json(
       {
         start: plan.start.toISOString(),
@@ -259,15 +294,16 @@ export function leaseRoutes(deps: ApiDeps) {
 
   router.openapi(createLease, async (c) => {
     const principal = c.get('principal');
-    const project = await callerProject(principal);
-    if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
     const body = c.req.valid('json');
+    const project = await leaseProject(principal, body.project);
+    if (!canChangeLeasesOf(principal, project.id)) throw new ForbiddenError('readers cannot create leases; a member can');
     const asked = ask(body);
     // `max_total` counts from the start: the asked one, or now (the planner starts a lease without one now).
     const autoRenew = body.auto_renew ? parseAutoRenew(body.auto_renew, asked.start ?? deps.clock.now()) : undefined;
     if (body.auto_renew?.until) checkWithinHorizon(new Date(body.auto_renew.until), deps.clock.now(), 'auto_renew.until');
     const lease = await deps.leasing.create(project, asked, { name: body.name, actor: principal, replace: body.replace, autoRenew });
-    c.get('log').info({ lease: lease.id, nodes: lease.allocations.length }, 'lease created');
+    // An operator acting for a project: the log says so beside the audit event (whose actor is the operator).
+    c.get('log').info({ lease: lease.id, nodes: lease.allocations.length, project: project.id, on_behalf: principal.projectId !== project.id }, 'lease created');
     return c.json(leaseJson(lease, await names([lease]), deps.clock.now()), 201);
   });
 
@@ -288,7 +324,11 @@ export function leaseRoutes(deps: ApiDeps) {
       isAdmin(principal) || !principal.projectId || !principal.projectName
         ? undefined
         : { project_id: principal.projectId, project_name: principal.projectName };
-    const page = await deps.store.leasing.listLeases({ project_id: projectId, state: q.state, node_id: nodeId, owner, visible_to: visible }, { limit: q.limit, marker: q.marker });
+    const page = await deps.store.leasing.listLeases(
+      { project_id: projectId, state: q.state, node_id: nodeId, owner, visible_to: visible },
+      { limit: q.limit, marker: q.marker },
+      q.order,
+    );
     const map = await names(page.items);
     return c.json({ leases: page.items.map((l) => leaseJson(l, map, deps.clock.now())), next: nextLink(c.req.url, page) }, 200);
   });

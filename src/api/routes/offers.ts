@@ -14,7 +14,7 @@ import type { NewOffer } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, NodeFactsSchema, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { ExtensionPolicyFields, ExtensionPolicyOut } from '../extension-schemas.js';
 import { MAX_BULK_OFFER_NODES, bulkRefusal, bulkTargets, storeProblem, type NodeProblem } from '../offer-bulk.js';
 import { renderOffers } from '../offer-render.js';
@@ -33,6 +33,9 @@ export const OfferSchema = z
     id: z.string(),
     node_id: z.string(),
     node_name: z.string().nullable(),
+    node_facts: NodeFactsSchema.nullable().openapi({
+      description: "The node's typed facts as GET /v1/nodes gives them (memory and disk in bytes, cpus, gpus, cpu_arch, ...), so a lessee sees what it may lease; null when the node is gone.",
+    }),
     project_id: z.string(),
     start: z.string(),
     end: z.string().nullable(),
