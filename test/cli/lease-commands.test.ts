@@ -370,7 +370,7 @@ describe('leasehold lease list, show', () => {
     );
     await cli('lease', 'list', '--project', 'physics-lab', '--state', 'active', '--node', 'gpu-01', '--all', '--json');
     expect(api.requests.map((r) => r.query)).toEqual([
-      { project: 'physics-lab', state: 'active', node_id: 'gpu-01' },
+      { project: 'physics-lab', state: 'active', node_id: 'gpu-01', order: 'newest' },
       { state: 'active', marker: LEASE_ID },
     ]);
   });

@@ -98,17 +98,17 @@ describe('leasehold offer list, show, delete', () => {
   };
   const booked = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [], allowed_projects: [] };
 
-  it('prints the offers: open ends, "any" or project names, and the first free window', async () => {
+  it('prints the offers with --wide: open ends, "any" or project names, the first free window, dashes for hardware a server does not send', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [offer, later, booked], next: null }));
     api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
-    const result = await cli('offer', 'list');
+    const result = await cli('offer', 'list', '--wide');
 
     expect(result.stdout).toBe(
       [
-        'ID                                    NODE                                  START                     END                       MAX LEASE  ALLOWED                                            STATUS     FREE',
-        `${OFFER_ID}  gpu-01                                2029-12-31T00:00:00.000Z  open                      P5D        any                                                active     now → open`,
-        `f0f0f0f0-2222-4bbb-8bbb-000000000002  ${NODE_ID}  2030-02-01T00:00:00.000Z  2030-03-01T00:00:00.000Z  unlimited  physics-lab, ${OTHER_PROJECT_ID}  scheduled  2030-02-01T00:00:00.000Z → 2030-03-01T00:00:00.000Z`,
-        `f0f0f0f0-2222-4bbb-8bbb-000000000003  gpu-01                                2029-12-31T00:00:00.000Z  open                      P5D        none                                               active     none`,
+        'ID                                    NODE                                  ARCH  MEMORY  CPUS  GPUS  DISK  START                     END                       MAX LEASE  ALLOWED                                            STATUS     FREE',
+        `${OFFER_ID}  gpu-01                                -     -       -     -     -     2029-12-31T00:00:00.000Z  open                      P5D        any                                                active     now → open`,
+        `f0f0f0f0-2222-4bbb-8bbb-000000000002  ${NODE_ID}  -     -       -     -     -     2030-02-01T00:00:00.000Z  2030-03-01T00:00:00.000Z  unlimited  physics-lab, ${OTHER_PROJECT_ID}  scheduled  2030-02-01T00:00:00.000Z → 2030-03-01T00:00:00.000Z`,
+        `f0f0f0f0-2222-4bbb-8bbb-000000000003  gpu-01                                -     -       -     -     -     2029-12-31T00:00:00.000Z  open                      P5D        none                                               active     none`,
         '',
       ].join('\n'),
     );
@@ -116,7 +116,7 @@ describe('leasehold offer list, show, delete', () => {
 
   it('does not look up project names when every offer is open to any project', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [offer], next: null }));
-    await cli('offer', 'list');
+    await cli('offer', 'list', '--wide');
     expect(api.only().path).toBe('/v1/offers');
   });
 

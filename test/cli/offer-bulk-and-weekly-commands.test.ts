@@ -31,7 +31,8 @@ describe('leasehold offer create for many nodes', () => {
     expect(api.only().body).toEqual({ nodes: ['gpu-01', 'gpu-02'], weekly: ['mon-fri 18:00-08:00', 'sat-sun 00:00-24:00'], timezone: 'Europe/Berlin' });
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe('Offered 2 nodes:');
-    expect(lines[1]).toMatch(/^ID +NODE +START +END +MAX LEASE +ALLOWED +STATUS +WEEKLY +FREE$/);
+    // The table of `offer list --wide`: the full ids of the new offers.
+    expect(lines[1]).toMatch(/^ID +NODE +ARCH +MEMORY +CPUS +GPUS +DISK +START +END +MAX LEASE +ALLOWED +STATUS +WEEKLY +FREE$/);
     expect(lines[2]).toContain(OFFER_ID);
     expect(lines[2]).toContain('Mon–Fri 18:00–08:00 (next day), Sat–Sun all day (Europe/Berlin)');
     expect(lines[3]).toContain('gpu-02');

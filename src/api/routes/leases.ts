@@ -234,6 +234,7 @@ export function leaseRoutes(deps: ApiDeps) {
         throw new ForbiddenError(
           'leases belong to a project: as an operator without one, name the project to lease for (`project` in the request; ' +
             '`leasehold lease create --project NAME`)',
+          { details: { field: 'project' } },
         );
       }
       return own;
@@ -241,7 +242,9 @@ export function leaseRoutes(deps: ApiDeps) {
     const project = await deps.store.findProject(asked);
     if (!project || !canLeaseFor(principal, project.id)) {
       if (!isAdmin(principal)) {
-        throw new ForbiddenError('only an operator (admin) can lease for another project; leave out `project` to lease for your own');
+        throw new ForbiddenError('only an operator (admin) can lease for another project; leave out `project` to lease for your own', {
+          details: { field: 'project' },
+        });
       }
       throw new InvalidRequestError(`project: no project has the id or name ${JSON.stringify(asked)}`, { details: { field: 'project' } });
     }

@@ -138,6 +138,7 @@ function leaseTable(leases: Lease[], names: ReadonlyMap<string, string>, now: Da
 
 type RequestFlags = {
   name?: string;
+  project?: string;
   node?: string[];
   need?: Need[];
   for?: number;
@@ -151,6 +152,7 @@ type CreateFlags = RequestFlags & { wait?: boolean; waitTimeout?: number; replac
 function requestOptions(command: Command): Command {
   return command
     .option('--name <name>', 'a name for the lease')
+    .option('--project <project>', 'the project the lease is for (id or name): the operator leases for a project; default your own')
     .addOption(new Option('--node <node>', 'lease this node (uuid or name); repeat for more').argParser(collect))
     .addOption(
       new Option(
@@ -174,6 +176,7 @@ function requestBody(flags: RequestFlags): Record<string, unknown> {
   }
   return {
     name: flags.name,
+    project: flags.project,
     start: flags.start,
     end: flags.end,
     duration: flags.for === undefined ? undefined : formatDuration(flags.for),
@@ -197,6 +200,23 @@ async function explainRefusal<T>(ctx: CliContext, send: () => Promise<T>): Promi
     if (typeof earliest === 'string' && earliest !== '') lines.push(`earliest start: ${earliest} (try --start ${earliest})`);
     if (ctx.json) lines.push(`details: ${JSON.stringify(err.details)}`);
     throw new CommandFailedError(lines.join('\n'));
+  }
+}
+
+/**
+ * A 403 about the lease's project (the server marks it `details.field: "project"`) said in the CLI's words: the
+ * operator gives --project; anyone else leaves it out.
+ */
+async function explainProject<T>(flags: RequestFlags, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 403 || err.details.field !== 'project') throw err;
+    const message =
+      flags.project === undefined
+        ? 'leases belong to a project: as an operator without one, say which project the lease is for with --project NAME|ID'
+        : `only an operator (admin) can lease for another project than its own: leave out --project ${flags.project} to lease for your project`;
+    throw new ApiError(err.status, err.code, message, err.details);
   }
 }
 
@@ -288,13 +308,14 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
         `  ${SEED_EXAMPLE}`,
         '  leasehold lease create --node gpu-01 --node gpu-02 --start 2030-02-01T09:00:00Z --end 2030-02-03T18:00:00Z',
         "  leasehold lease create --need '1:gpus >= 1' --for 12h --wait",
+        "  leasehold lease create --project physics-lab --need '2:gpus >= 1' --for 1d   (the operator, for a project)",
       ].join('\n'),
     )
     .action(async (flags: CreateFlags) => {
       const body = { ...requestBody(flags), replace: flags.replace, auto_renew: autoRenewBody(flags) };
       if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout goes with --wait');
       const client = await ctx.client();
-      const created = await explainRefusal(ctx, () => client.post<Lease>('/v1/leases', body));
+      const created = await explainProject(flags, () => explainRefusal(ctx, () => client.post<Lease>('/v1/leases', body)));
       if (!flags.wait) {
         ctx.print(created, () => leaseView(created));
         return;
@@ -309,16 +330,18 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
     .action(async (flags: RequestFlags) => {
       const body = requestBody(flags);
       const client = await ctx.client();
-      const quote = await explainRefusal(ctx, () => client.post<Quote>('/v1/leases/quote', body));
+      const quote = await explainProject(flags, () => explainRefusal(ctx, () => client.post<Quote>('/v1/leases/quote', body)));
       ctx.print(quote, () => quoteView(quote));
     });
 
-  listOptions(lease.command('list').description('list the leases you can see'))
+  listOptions(lease.command('list').description('list the leases you can see, newest first'))
     .option('--project <project>', 'only the leases of this project (id or name)')
+    .option('--owner <project>', 'only leases on nodes this project owns (id or name): who leases your nodes')
     .addOption(new Option('--state <state>', 'only leases in this state').choices(LEASE_STATES))
     .option('--node <node>', 'only leases on this node (uuid or name)')
-    .action(async (flags: ListFlags & { project?: string; state?: string; node?: string }) => {
-      const query = { project: flags.project, state: flags.state, node_id: flags.node };
+    .addOption(new Option('--order <order>', 'newest: most recently created first; start: earliest start first').choices(['newest', 'start']).default('newest'))
+    .action(async (flags: ListFlags & { project?: string; owner?: string; state?: string; node?: string; order: string }) => {
+      const query = { project: flags.project, owner: flags.owner, state: flags.state, node_id: flags.node, order: flags.order };
       await printList<Lease>(
         ctx,
         { path: '/v1/leases', key: 'leases', query, all: flags.all, limit: flags.limit, marker: flags.marker },

@@ -3,13 +3,14 @@ import { OFFER_STATUSES, type Offer, type OfferBatch } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatEnd, formatLimit, formatWindow } from '../format.js';
-import { nameOf, projectLabel, projectNames } from '../names.js';
-import { renderFields, renderTable, type Cell } from '../output.js';
+import { projectLabel, projectNames } from '../names.js';
+import { renderFields, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
 import { parseDuration } from '../../domain/duration.js';
 import { listOptions, type ListFlags } from './list-options.js';
 import { collectWeekly, explainBulkRefusal, isBatch, offerTargets, parseTimezone } from './offer-batch.js';
+import { allowedProjects, offerTable } from './offer-table.js';
 
 /** `--price 2.50`: a decimal with at most 4 places, sent as written (a string: no binary rounding). */
 function parsePrice(text: string): string {
@@ -26,36 +27,6 @@ function parseCurrency(text: string): string {
 
 const offerPath = (id: string) => `/v1/offers/${encodeURIComponent(id)}`;
 
-function allowed(o: Offer, names: ReadonlyMap<string, string>): string {
-  if (o.allowed_projects === null) return 'any';
-  if (o.allowed_projects.length === 0) return 'none';
-  return o.allowed_projects.map((id) => nameOf(names, id)).join(', ');
-}
-
-function firstFree(o: Offer, now: Date): string {
-  const window = o.free_windows[0];
-  return window ? formatWindow(window, now) : 'none';
-}
-
-function offerTable(offers: Offer[], names: ReadonlyMap<string, string>, now: Date): string {
-  // A WEEKLY column only when an offer of the page has weekly windows: most have none.
-  const weekly = offers.some((o) => o.weekly_summary);
-  return renderTable(
-    ['ID', 'NODE', 'START', 'END', 'MAX LEASE', 'ALLOWED', 'STATUS', ...(weekly ? ['WEEKLY'] : []), 'FREE'],
-    offers.map((o) => [
-      o.id,
-      o.node_name ?? o.node_id,
-      o.start,
-      formatEnd(o.end),
-      formatLimit(o.max_lease_duration),
-      allowed(o, names),
-      o.status,
-      ...(weekly ? [o.weekly_summary ?? 'always'] : []),
-      firstFree(o, now),
-    ]),
-  );
-}
-
 function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): string {
   return renderFields([
     ['id', o.id],
@@ -70,7 +41,7 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ...(o.weekly_summary ? [['weekly', `${o.weekly_summary}\n${(o.weekly ?? []).join('; ')}`] as [string, Cell]] : []),
     ['max lease', formatLimit(o.max_lease_duration)],
     ['min lease', o.min_lease_duration ?? 'none'],
-    ['allowed projects', allowed(o, names)],
+    ['allowed projects', allowedProjects(o, names)],
     ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
     ['price', o.price_per_node_hour === null || o.price_per_node_hour === undefined ? 'none' : `${o.price_per_node_hour} ${o.currency} per node-hour`],
     // The extension policy only when the offer has one: most offers have none, and their view stays as it was.
@@ -112,6 +83,7 @@ type OfferCreateFlags = {
 };
 
 type OfferListFlags = ListFlags & {
+  wide?: boolean;
   node?: string;
   owner?: string;
   status?: string;
@@ -195,9 +167,10 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       }));
       if (ctx.json) return ctx.print(created, () => '');
       if (isBatch(created)) {
-        // As `offer list`: names looked up only for allowed projects (the owner is the caller's project).
+        // As `offer list --wide`: the full ids, to show or withdraw the new offers; names looked up only for allowed
+        // projects (the owner is the caller's project).
         const names = await projectNames(ctx, created.offers.flatMap((o) => o.allowed_projects ?? []));
-        ctx.out(`Offered ${created.offers.length} node${created.offers.length === 1 ? '' : 's'}:\n${offerTable(created.offers, names, ctx.now())}`);
+        ctx.out(`Offered ${created.offers.length} node${created.offers.length === 1 ? '' : 's'}:\n${offerTable(created.offers, names, ctx.now(), true)}`);
         return;
       }
       const names = await projectNames(ctx, projectIds([created]));
@@ -211,7 +184,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     .option('--where <expression>', 'only offers of nodes matching this, e.g. "memory >= 48GiB and gpus >= 1"')
     .addOption(new Option('--free-from <time>', 'only offers free from this time (RFC 3339)').argParser(parseTimestamp))
     .addOption(new Option('--free-to <time>', '... until this time (RFC 3339)').argParser(parseTimestamp))
-    .addHelpText('after', '\nFREE is the first free window of the offer; END "open" means no end.')
+    .option('--wide', 'every column: the full id, architecture, the offer\'s start and end, who may lease, full times')
+    .addHelpText('after', '\nFREE is the first free window of the offer; END "open" means no end. `offer show` and `offer delete` take the full id (--wide or --json).')
     .action(async (flags: OfferListFlags) => {
       if (flags.freeFrom !== undefined && flags.freeTo !== undefined && Date.parse(flags.freeTo) <= Date.parse(flags.freeFrom)) {
         throw new UsageError('--free-to must be after --free-from');
@@ -227,7 +201,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       await printList<Offer>(
         ctx,
         { path: '/v1/offers', key: 'offers', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        async (offers) => offerTable(offers, await projectNames(ctx, offers.flatMap((o) => o.allowed_projects ?? [])), ctx.now()),
+        async (offers) =>
+          offerTable(offers, flags.wide ? await projectNames(ctx, offers.flatMap((o) => o.allowed_projects ?? [])) : new Map(), ctx.now(), flags.wide === true),
       );
     });
 
