@@ -31,7 +31,7 @@ export function App() {
   }
   if (state.status === 'signed-out') return <SignInPage notice={state.notice} />;
 
-  const routes = ROUTES.filter((r) => r.audience(state.viewer));
+  const { viewer } = state;
   return (
     <Layout viewer={state.viewer}>
       {/* A new token (another project) mounts the pages afresh: each loads its data again, with the new token. */}
@@ -39,8 +39,10 @@ export function App() {
         <Route path="/">
           <Redirect to={HOME} replace />
         </Route>
-        {routes.map(({ path, page }) => (
-          <Route key={path} path={path} component={page} />
+        {/* Every route stays in the table, in its place: one not for this viewer is "not found" rather than left out,
+            which would let its path fall through to a later pattern (/leases/new to /leases/:id, as the lease "new"). */}
+        {ROUTES.map(({ path, page, audience }) => (
+          <Route key={path} path={path} component={audience(viewer) ? page : NotFoundPage} />
         ))}
         <Route component={NotFoundPage} />
       </Switch>

@@ -30,8 +30,8 @@ export const audiences = {
   owners: ((v) => v.role === 'admin' || v.ownsNodes) as Audience,
   /** Those who may act (lease, power, console) rather than only read. */
   actors: ((v) => v.role !== 'reader') as Audience,
-  /** Those who may request leases: project members and up (the operator belongs to no project and leases nothing). */
-  lessees: ((v) => v.role !== 'reader' && v.project !== null) as Audience,
+  /** Those who may request leases: project members and up, and the operator (for a project it picks). */
+  lessees: ((v) => v.role === 'admin' || (v.role !== 'reader' && v.project !== null)) as Audience,
 };
 
 export interface AppRoute {

@@ -16,9 +16,9 @@ describe('the highlighted navigation entry', () => {
 describe('the request form in the navigation', () => {
   const viewer = (role: Viewer['role'], project: Viewer['project']): Viewer => ({ userId: 'u', userName: 'u', role, project, ownsNodes: false, identity: 'local' });
 
-  it('is offered to project members and managers, not to readers nor to the operator, who belongs to no project', () => {
+  it('is offered to project members and managers and to the operator (who picks the project), not to readers', () => {
     const offered = (v: Viewer) => navFor(ROUTES, v).some((item) => item.path === '/leases/new');
     const lab = { id: 'p', name: 'lab' };
-    expect([viewer('member', lab), viewer('manager', lab), viewer('reader', lab), viewer('admin', null)].map(offered)).toEqual([true, true, false, false]);
+    expect([viewer('member', lab), viewer('manager', lab), viewer('reader', lab), viewer('admin', null)].map(offered)).toEqual([true, true, false, true]);
   });
 });

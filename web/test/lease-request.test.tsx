@@ -160,13 +160,23 @@ describe('the form’s pieces', () => {
   });
 
   test('a draft becomes a request only when it asks for something; empty groups are left out', () => {
-    const draft = { name: '', groups: [{ key: 1, count: '1', where: '' }], nodes: '', startMode: 'now' as const, startUtc: '', duration: '1d' };
+    const draft = { name: '', project: '', groups: [{ key: 1, count: '1', where: '' }], nodes: '', startMode: 'now' as const, startUtc: '', duration: '1d' };
     expect(buildRequest(draft)).toEqual({ incomplete: expect.stringContaining('Describe the nodes') });
     expect(buildRequest({ ...draft, groups: [{ key: 1, count: '0', where: 'gpus >= 1' }] })).toEqual({ incomplete: expect.stringContaining('count') });
     expect(buildRequest({ ...draft, nodes: 'a, b c', groups: [{ key: 1, count: '1', where: '' }, { key: 2, count: '2', where: ' gpus >= 1 ' }] })).toEqual({
       body: { duration: '1d', nodes: ['a', 'b', 'c'], groups: [{ count: 2, where: 'gpus >= 1' }] },
       groupKeys: [2],
     });
+  });
+
+  test('the operator’s draft needs a project before anything else, and sends the one chosen', () => {
+    const draft = { name: '', project: '', groups: [{ key: 1, count: '1', where: 'gpus >= 1' }], nodes: '', startMode: 'now' as const, startUtc: '', duration: '1d' };
+    expect(buildRequest(draft, { projectRequired: true })).toEqual({ incomplete: 'Choose the project the lease is for.' });
+    expect(buildRequest({ ...draft, project: 'p-1' }, { projectRequired: true })).toEqual({
+      body: { duration: '1d', project: 'p-1', groups: [{ count: 1, where: 'gpus >= 1' }] },
+      groupKeys: [1],
+    });
+    expect(buildRequest(draft)).toEqual({ body: { duration: '1d', groups: [{ count: 1, where: 'gpus >= 1' }] }, groupKeys: [1] });
   });
 
   test('an API error lands on the field it names: a group by its place in the request, or a top-level field', () => {

@@ -7,12 +7,15 @@ import '../components/lease-request.css';
 import { useAction } from '../lib/use-action';
 import { QuoteRefusals, groupRefusals } from '../components/quote-refusals';
 import { UtcTimeField } from '../components/utc-time';
+import { LeaseProjectPicker } from '../components/lease-project-picker';
 
 type Quote = Schemas['Quote'];
 
 /** The request body of POST /v1/leases and /v1/leases/quote. */
 export interface QuoteRequest {
   name?: string;
+  /** The project the lease is for (the operator's choice; the API refuses it to anyone else). */
+  project?: string;
   start?: string;
   duration: string;
   nodes?: string[];
@@ -28,6 +31,8 @@ export interface GroupDraft {
 
 export interface RequestDraft {
   name: string;
+  /** The operator's chosen project id, or '' (none: the caller's own project). */
+  project: string;
   groups: GroupDraft[];
   /** Node names or uuids, separated by commas or spaces. */
   nodes: string;
@@ -69,7 +74,12 @@ export function formatLocal(iso: string, locale?: string): string {
  * The API request a draft stands for, and which form group each sent group came from (empty expressions are
  * not sent); or the reason it is not a request yet, said to the person filling it in.
  */
-export function buildRequest(draft: RequestDraft): { body: QuoteRequest; groupKeys: number[] } | { incomplete: string } {
+export function buildRequest(
+  draft: RequestDraft,
+  options: { projectRequired?: boolean } = {},
+): { body: QuoteRequest; groupKeys: number[] } | { incomplete: string } {
+  // Asked first: without a project, an operator's quote would only be refused.
+  if (options.projectRequired && draft.project === '') return { incomplete: 'Choose the project the lease is for.' };
   const groups: { count: number; where: string }[] = [];
   const groupKeys: number[] = [];
   for (const g of draft.groups) {
@@ -89,6 +99,7 @@ export function buildRequest(draft: RequestDraft): { body: QuoteRequest; groupKe
     body.start = start;
   }
   if (draft.name.trim()) body.name = draft.name.trim();
+  if (draft.project !== '') body.project = draft.project;
   if (nodes.length > 0) body.nodes = nodes;
   if (groups.length > 0) body.groups = groups;
   return { body, groupKeys };
@@ -110,7 +121,7 @@ export function errorField(err: unknown, groupKeys: readonly number[]): string |
     return key === undefined ? null : `group:${key}`;
   }
   const top = raw.split('.')[0]!;
-  return ['duration', 'start', 'end', 'nodes', 'name'].includes(top) ? (top === 'end' ? 'duration' : top) : null;
+  return ['duration', 'start', 'end', 'nodes', 'name', 'project'].includes(top) ? (top === 'end' ? 'duration' : top) : null;
 }
 
 type QuoteState =
@@ -128,6 +139,7 @@ function initialDraft(search: string, now: number): RequestDraft {
   const later = !Number.isNaN(startMs) && startMs > now + 2 * 60_000;
   return {
     name: '',
+    project: '',
     groups: node ? [] : [{ key: 1, count: '1', where: '' }],
     nodes: node ?? '',
     startMode: later ? 'at' : 'now',
@@ -136,21 +148,11 @@ function initialDraft(search: string, now: number): RequestDraft {
   };
 }
 
+/** The form for project members, and for the operator with a project picker (it leases in a project's name). */
 export function LeaseRequestPage() {
-  const viewer = useViewer();
-  if (!viewer.project) {
-    return (
-      <section>
-        <h1>Request a lease</h1>
-        <p className="notice">Leases belong to a project. An operator without a project cannot lease: sign in as a member of the project that needs the nodes.</p>
-      </section>
-    );
-  }
-  return <LeaseRequestForm />;
-}
-
-function LeaseRequestForm() {
   const api = useApi();
+  const viewer = useViewer();
+  const operator = viewer.role === 'admin';
   const [, navigate] = useLocation();
   const search = useSearch();
   const [draft, setDraft] = useState<RequestDraft>(() => initialDraft(search, Date.now()));
@@ -159,7 +161,7 @@ function LeaseRequestForm() {
   const submit = useAction();
   const submittedKeys = useRef<number[]>([]);
 
-  const request = useMemo(() => buildRequest(draft), [draft]);
+  const request = useMemo(() => buildRequest(draft, { projectRequired: operator && viewer.project === null }), [draft, operator, viewer.project]);
   const requestKey = JSON.stringify('body' in request ? request.body : request);
 
   // The live quote: once the request has been still for 300 ms; a newer request aborts the one in flight.
@@ -240,6 +242,9 @@ function LeaseRequestForm() {
       <form onSubmit={onSubmit} noValidate>
         <div className="lr-layout">
           <div className="lr-fields">
+            {operator && (
+              <LeaseProjectPicker value={draft.project} onChange={(project) => update({ project })} own={viewer.project} error={fieldError('project') ?? undefined} />
+            )}
             <div className="field">
               <label htmlFor="lr-name">Name <span className="muted small">(optional)</span></label>
               <input id="lr-name" value={draft.name} onChange={(e) => update({ name: e.target.value })} maxLength={100} />
