@@ -44,7 +44,7 @@ function availability(from: number, to: number): AvailabilityNode[] {
   return served;
 }
 
-function setup(role: 'member' | 'reader' = 'member') {
+function setup(role: 'member' | 'reader' | 'admin' = 'member') {
   const api = fakeApi({
     'GET /v1/me': () => meBody(role),
     'GET /v1/nodes': () => ({ nodes: [], next: null }),
@@ -55,6 +55,7 @@ function setup(role: 'member' | 'reader' = 'member') {
       return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), now: new Date().toISOString(), cleaning_gap: 'PT10M', nodes: availability(from, to), next: null };
     },
     'POST /v1/leases/quote': () => apiError(409, 'lease_unavailable', 'not now', { earliest_start: null }),
+    'GET /v1/projects': () => ({ projects: [{ ...PROJECT, description: '', quota: {}, notice_offsets: null, created_at: '2030-01-01T00:00:00Z', updated_at: '2030-01-01T00:00:00Z' }], next: null }),
   });
   const location = renderPages('/timeline', api.fetch);
   return { api, location };
@@ -212,4 +213,14 @@ test('a reader sees free time but is not offered to request it', async () => {
   const table = await screen.findByRole('table', { name: /^Availability/ });
   expect(within(table).queryByRole('button', { name: /free from/ })).toBeNull();
   expect(within(table).getByRole('link', { name: /^gpu-0000 my-run / })).toBeTruthy();
+});
+
+test('the operator is offered free time too: a free slot opens the request form with the node, and the project to pick', async () => {
+  const user = userEvent.setup();
+  const { location } = setup('admin');
+  const table = await screen.findByRole('table', { name: /^Availability/ });
+  await user.click(within(table).getByRole('button', { name: /^gpu-0002 free from .*, request a lease$/ }));
+  expect(new URL(location.history.at(-1)!, 'http://x').pathname).toBe('/leases/new');
+  expect(((await screen.findByLabelText('Named nodes')) as HTMLInputElement).value).toBe('gpu-0002');
+  expect(((await screen.findByLabelText('Lease for project')) as HTMLSelectElement).value).toBe('');
 });

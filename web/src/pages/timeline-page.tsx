@@ -7,7 +7,7 @@ import { useApi, useViewer } from '../auth/session';
 import { ErrorNotice } from '../components/error-notice';
 import { ExpressionFilter } from '../components/expression-filter';
 import { useNow } from '../lib/use-now';
-import { canRoleAct } from '../nav';
+import { audiences } from '../nav';
 import type { AvailabilityNode } from '../timeline/layout';
 import { rangeFor, rangeTitle, shift, ZOOMS, type Range, type Zoom } from '../timeline/scale';
 import { TimelineGrid } from '../timeline/timeline-grid';
@@ -45,7 +45,8 @@ export function TimelinePage() {
   const availability = useResource((signal) => loadAvailability(api, range, where, signal), [range.start, range.end, where], {
     pollMs: REFRESH_MS,
   });
-  const canRequest = canRoleAct(viewer) && viewer.project !== null;
+  // Whoever the request form is for (members, and the operator, who picks the project there).
+  const canRequest = audiences.lessees(viewer);
   const title = rangeTitle(zoom, range);
   const unit = zoom;
 
