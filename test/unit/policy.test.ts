@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal, Role } from '../../src/domain/identity.js';
-import { canCreateUser, canManageTokensOf, canSeeUser, nodeVisibility } from '../../src/domain/policy.js';
+import { canCreateUser, canLeaseFor, canManageTokensOf, canSeeUser, nodeVisibility } from '../../src/domain/policy.js';
 
 const P1 = '11111111-1111-4111-8111-111111111111';
 const P2 = '22222222-2222-4222-8222-222222222222';
@@ -31,6 +31,15 @@ describe('policy', () => {
     expect(canCreateUser(manager, P2, 'reader')).toBe(false);
     expect(canCreateUser(principal('member'), P1, 'reader')).toBe(false);
     expect(canCreateUser(principal('admin', null), P2, 'manager')).toBe(true);
+  });
+
+  it('lets the operator ask for leases for any project, with or without one of its own, and anyone else only for its own', () => {
+    expect(canLeaseFor(principal('admin', null), P2)).toBe(true);
+    expect(canLeaseFor(principal('admin', P1), P2)).toBe(true);
+    for (const role of ['reader', 'member', 'manager'] as const) {
+      expect(canLeaseFor(principal(role), P1)).toBe(true);
+      expect(canLeaseFor(principal(role), P2)).toBe(false);
+    }
   });
 
   it('lets a user see itself and its project members, not other projects', () => {
