@@ -115,6 +115,15 @@ describe('leasehold offer list', () => {
     expect(api.requests.map((r) => r.path)).toEqual(['/v1/offers']);
   });
 
+  it('an offer with weekly windows adds a WEEKLY column, "always" for the others', async () => {
+    const nights = { ...big, weekly: ['mon-fri 18:00-08:00'], timezone: 'UTC', weekly_summary: 'Mon–Fri 18:00–08:00 (next day) (UTC)' };
+    api.on('GET', '/v1/offers', ok({ offers: [nights, old], next: null }));
+    const lines = (await cli('offer', 'list')).stdout.split('\n');
+    expect(lines[0]).toMatch(/^ID +NODE +MEMORY +CPUS +GPUS +DISK +MAX LEASE +STATUS +WEEKLY +FREE \(UTC\)$/);
+    expect(lines[1]).toMatch(/ active +Mon–Fri 18:00–08:00 \(next day\) \(UTC\) +now → open$/);
+    expect(lines[2]).toMatch(/ active +always +none$/);
+  });
+
   it('--wide adds the full id, architecture, the window and who may lease, with full times', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [later], next: null }));
     api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
