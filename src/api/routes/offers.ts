@@ -14,7 +14,8 @@ import type { OfferStatus } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { projectNamesOf } from '../project-names.js';
 import { offerJson } from '../serializers.js';
 import { ExtensionPolicyFields, ExtensionPolicyOut, parseExtensionPolicy } from '../extension-schemas.js';
 
@@ -32,6 +33,7 @@ export const OfferSchema = z
     node_id: z.string(),
     node_name: z.string().nullable(),
     project_id: z.string(),
+    project_name: z.string().nullable().openapi({ description: 'The offering project\'s name (null when it has no row).' }),
     start: z.string(),
     end: z.string().nullable(),
     max_lease_duration: z.string().nullable(),
@@ -39,6 +41,9 @@ export const OfferSchema = z
     reclaim_notice: z.string().nullable().openapi({ description: 'The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends.' }),
     ...ExtensionPolicyOut,
     allowed_projects: z.array(z.string()).nullable(),
+    allowed_project_names: z.array(z.string().nullable()).nullable().openapi({
+      description: 'The names of allowed_projects, in the same order (null for an id with no project row); null with it.',
+    }),
     price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
     currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
     sublease_of: z.string().nullable().openapi({
@@ -114,6 +119,7 @@ const listOffers = createRoute({
       node_id: IdOrName.optional(),
       owner: IdOrName.optional().openapi({ description: 'Offering project id or name.' }),
       status: z.enum(STATUSES).optional(),
+      id_prefix: IdPrefix.optional(),
       where: ExpressionInput.optional().openapi({ description: 'Requirement expression the node must match.' }),
       from: Time.optional().openapi({ description: 'With to: offers in force overlapping [from, to).' }),
       to: Time.optional(),
@@ -161,7 +167,11 @@ export function offerRoutes(deps: ApiDeps) {
   async function render(offers: readonly Offer[]) {
     const now = deps.clock.now();
     const nodeIds = [...new Set(offers.map((o) => o.node_id))];
-    const [bookings, names] = await Promise.all([deps.store.leasing.bookings(nodeIds, now, null), deps.store.nodeNames(nodeIds)]);
+    const [bookings, names, projects] = await Promise.all([
+      deps.store.leasing.bookings(nodeIds, now, null),
+      deps.store.nodeNames(nodeIds),
+      projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
+    ]);
     // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
     const busyByNode = new Map<string, Interval[]>();
     // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).
@@ -176,7 +186,7 @@ export function offerRoutes(deps: ApiDeps) {
       const window: Interval = { start: from, end: o.end ? o.end.getTime() : Infinity };
       const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
       const free = o.withdrawn_at || window.end <= window.start ? [] : subtract([window], busy);
-      return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free });
+      return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free, project_names: projects });
     });
   }
 
@@ -310,6 +320,7 @@ export function offerRoutes(deps: ApiDeps) {
         node_id: nodeId,
         node_ids: nodeIds,
         project_id: ownerId,
+        id_prefix: q.id_prefix,
         status: q.status,
         overlapping:
           q.from === undefined && q.to === undefined

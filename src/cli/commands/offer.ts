@@ -3,7 +3,7 @@ import { OFFER_STATUSES, type Offer } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatEnd, formatLimit, formatWindow } from '../format.js';
-import { nameOf, projectLabel, projectNames } from '../names.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
@@ -25,10 +25,11 @@ function parseCurrency(text: string): string {
 
 const offerPath = (id: string) => `/v1/offers/${encodeURIComponent(id)}`;
 
-function allowed(o: Offer, names: ReadonlyMap<string, string>): string {
+/** The allowed projects by name: the API sends their names beside the ids (an owner cannot list other projects). */
+function allowed(o: Offer): string {
   if (o.allowed_projects === null) return 'any';
   if (o.allowed_projects.length === 0) return 'none';
-  return o.allowed_projects.map((id) => nameOf(names, id)).join(', ');
+  return o.allowed_projects.map((id, i) => o.allowed_project_names?.[i] ?? id).join(', ');
 }
 
 function firstFree(o: Offer, now: Date): string {
@@ -36,7 +37,7 @@ function firstFree(o: Offer, now: Date): string {
   return window ? formatWindow(window, now) : 'none';
 }
 
-function offerTable(offers: Offer[], names: ReadonlyMap<string, string>, now: Date): string {
+function offerTable(offers: Offer[], now: Date): string {
   return renderTable(
     ['ID', 'NODE', 'START', 'END', 'MAX LEASE', 'ALLOWED', 'STATUS', 'FREE'],
     offers.map((o) => [
@@ -45,18 +46,18 @@ function offerTable(offers: Offer[], names: ReadonlyMap<string, string>, now: Da
       o.start,
       formatEnd(o.end),
       formatLimit(o.max_lease_duration),
-      allowed(o, names),
+      allowed(o),
       o.status,
       firstFree(o, now),
     ]),
   );
 }
 
-function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): string {
+function offerFields(o: Offer, now: Date): string {
   return renderFields([
     ['id', o.id],
     ['node', o.node_name ? `${o.node_name} (${o.node_id})` : o.node_id],
-    ['owner', projectLabel(names, o.project_id)],
+    ['owner', o.project_name ? `${o.project_name} (${o.project_id})` : o.project_id],
     // A sub-offer: `owner` is the lessee offering the node on, inside this lease of its own.
     ...(o.sublease_of ? [['sublease of', o.sublease_of] as [string, Cell]] : []),
     ['status', o.status],
@@ -64,7 +65,7 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ['end', formatEnd(o.end)],
     ['max lease', formatLimit(o.max_lease_duration)],
     ['min lease', o.min_lease_duration ?? 'none'],
-    ['allowed projects', allowed(o, names)],
+    ['allowed projects', allowed(o)],
     ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
     ['price', o.price_per_node_hour === null || o.price_per_node_hour === undefined ? 'none' : `${o.price_per_node_hour} ${o.currency} per node-hour`],
     // The extension policy only when the offer has one: most offers have none, and their view stays as it was.
@@ -82,10 +83,6 @@ function extensionFields(o: Offer): (readonly [string, string])[] {
     ['extends at most', o.extension_max_ahead ? `${o.extension_max_ahead} ahead of now` : 'no limit'],
     ['max total length', o.max_total_length ?? 'the max lease'],
   ];
-}
-
-function projectIds(offers: readonly Offer[]): string[] {
-  return offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])]);
 }
 
 type OfferCreateFlags = {
@@ -173,8 +170,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         max_total_length: flags.maxTotalLength,
       });
       if (ctx.json) return ctx.print(created, () => '');
-      const names = await projectNames(ctx, projectIds([created]));
-      ctx.out(offerFields(created, names, ctx.now()));
+      ctx.out(offerFields(created, ctx.now()));
     });
 
   listOptions(offer.command('list').description('list the offers you can see'))
@@ -200,28 +196,28 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       await printList<Offer>(
         ctx,
         { path: '/v1/offers', key: 'offers', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        async (offers) => offerTable(offers, await projectNames(ctx, offers.flatMap((o) => o.allowed_projects ?? [])), ctx.now()),
+        (offers) => offerTable(offers, ctx.now()),
       );
     });
 
   offer
     .command('show')
     .description('show an offer and its free windows')
-    .argument('<offer-id>', 'offer id')
-    .action(async (id: string) => {
+    .argument('<offer>', 'offer id or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<Offer>(offerPath(id));
+      const shown = await fetchRef<Offer>(client, RefKind.Offer, ref);
       if (ctx.json) return ctx.print(shown, () => '');
-      const names = await projectNames(ctx, projectIds([shown]));
-      ctx.out(offerFields(shown, names, ctx.now()));
+      ctx.out(offerFields(shown, ctx.now()));
     });
 
   offer
     .command('delete')
     .description('withdraw an offer: no new leases from it; leases already made stay')
-    .argument('<offer-id>', 'offer id')
-    .action(async (id: string) => {
+    .argument('<offer>', 'offer id or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Offer, ref);
       await client.delete(offerPath(id));
       if (!ctx.json) ctx.out(`Withdrew offer ${id} (leases already made from it stay)`);
     });
