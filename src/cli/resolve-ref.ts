@@ -62,6 +62,10 @@ export interface Resolved<T> {
 export async function resolveRef<T = unknown>(client: ApiClient, kind: RefKind, ref: string): Promise<Resolved<T>> {
   if (isUuid(ref)) return { id: ref, item: null };
   const spec = KINDS[kind];
+  // Nodes and projects: the server takes a name in the path itself, so a ref that cannot be an id prefix goes as
+  // it is (no extra request), and the command's own request gets the server's answer (its 404 names the kind and
+  // the text). A name a read does not show still works that way (a node offered to the caller, not yet leased).
+  if (spec.names === 'path' && !isIdPrefix(ref)) return { id: ref, item: null };
   if (spec.names === 'path') {
     const found = await getOrNull<T & Listed>(client, `${spec.path}/${encodeURIComponent(ref)}`);
     if (found) return { id: found.id, item: found };
@@ -78,8 +82,6 @@ export async function resolveRef<T = unknown>(client: ApiClient, kind: RefKind, 
     }
     if (prefixed.items.length > 1) throw ambiguous(kind, ref, 'id prefix', prefixed.items, prefixed.more);
   }
-  // Nodes and projects: the command's own request gets the server's answer (its 404 names the kind and the text),
-  // and a name the server takes that a read does not show (a node offered to the caller, not yet leased) still works.
   if (spec.names === 'path') return { id: ref, item: null };
   const what = spec.names === 'none' ? 'id or id prefix' : 'name, id or id prefix';
   // The shape of the server's own 404 (`lease "x" not found`), so scripts see one kind of not-found.

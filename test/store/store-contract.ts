@@ -4,6 +4,7 @@ import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
+import { lookupContract } from './contract/lookup-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { noticesContract } from './contract/notices-contract.js';
 import { planningContract } from './contract/planning-contract.js';
@@ -31,5 +32,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     usageContract(openFreshStore);
     noticesContract(openFreshStore);
     subleaseContract(openFreshStore);
+    lookupContract(openFreshStore);
   });
 }
