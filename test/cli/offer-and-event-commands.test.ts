@@ -94,14 +94,17 @@ describe('leasehold offer list, show, delete', () => {
     end: '2030-03-01T00:00:00.000Z',
     max_lease_duration: null,
     allowed_projects: [PROJECT_ID, OTHER_PROJECT_ID],
+    // The server names the projects it has rows for; an id without one stays an id.
+    allowed_project_names: ['physics-lab', null],
     free_windows: [{ start: '2030-02-01T00:00:00.000Z', end: '2030-03-01T00:00:00.000Z' }],
   };
-  const booked = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [], allowed_projects: [] };
+  const booked = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [], allowed_projects: [], allowed_project_names: [] };
 
-  it('prints the offers: open ends, "any" or project names, and the first free window', async () => {
+  it('prints the offers: open ends, "any" or the allowed projects by the names the server sends, and the first free window', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [offer, later, booked], next: null }));
-    api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
     const result = await cli('offer', 'list');
+    // An owner may not list other projects: the names come with the offers, nothing else is asked.
+    expect(api.only().path).toBe('/v1/offers');
 
     expect(result.stdout).toBe(
       [
@@ -163,8 +166,8 @@ describe('leasehold offer list, show, delete', () => {
       ],
     };
     api.on('GET', `/v1/offers/${later.id}`, ok(gappy));
-    api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
     const result = await cli('offer', 'show', later.id);
+    expect(result.stdout).toContain(`owner             physics-lab (${PROJECT_ID})\n`);
     expect(result.stdout).toContain(
       'free              2030-02-01T00:00:00.000Z → 2030-02-10T00:00:00.000Z\n                  2030-02-12T00:00:00.000Z → 2030-03-01T00:00:00.000Z\n',
     );
@@ -187,19 +190,33 @@ describe('leasehold offer list, show, delete', () => {
 });
 
 describe('leasehold event list', () => {
-  it('prints the events with the short lease id', async () => {
-    const engine = { ...event, seq: 43, type: 'allocation.clean', outcome: 'error', actor: 'engine', lease_id: null, message: 'cleaning failed:\nBMC timeout' };
-    api.on('GET', '/v1/events', ok({ events: [event, engine], next: null }));
+  it('prints the events with node and project names, the short lease id, and messages with names for ids', async () => {
+    const engine = {
+      ...event,
+      seq: 43,
+      type: 'allocation.clean',
+      outcome: 'error',
+      actor: 'engine',
+      lease_id: null,
+      message: `cleaning node ${NODE_ID} failed:\nBMC timeout`,
+      display_message: 'cleaning node gpu-01 failed:\nBMC timeout',
+    };
+    // A node without a name, and a project without a row: their short ids.
+    const unnamed = { ...event, seq: 44, node_name: null, project_id: OTHER_PROJECT_ID, project_name: null, lease_id: null };
+    api.on('GET', '/v1/events', ok({ events: [event, engine, unnamed], next: null }));
     const result = await cli('event', 'list');
 
     expect(result.stdout).toBe(
       [
-        'AT                        TYPE              OUTCOME  ACTOR   NODE                                  LEASE     MESSAGE',
-        `2030-01-01T00:00:05.000Z  node.power        ok       alice   ${NODE_ID}  a1b2c3d4  power on`,
-        `2030-01-01T00:00:05.000Z  allocation.clean  error    engine  ${NODE_ID}  -         cleaning failed: BMC timeout`,
+        'AT                        TYPE              OUTCOME  ACTOR   NODE      PROJECT      LEASE     MESSAGE',
+        '2030-01-01T00:00:05.000Z  node.power        ok       alice   gpu-01    physics-lab  a1b2c3d4  power on',
+        '2030-01-01T00:00:05.000Z  allocation.clean  error    engine  gpu-01    physics-lab  -         cleaning node gpu-01 failed: BMC timeout',
+        '2030-01-01T00:00:05.000Z  node.power        ok       alice   0b6a5c3e  9e8d7c6b     -         power on',
         '',
       ].join('\n'),
     );
+    // --json keeps the message as recorded beside it.
+    expect(JSON.parse((await cli('event', 'list', '--json')).stdout).events[1]).toMatchObject({ message: engine.message, display_message: engine.display_message });
   });
 
   it('passes the filters, times in UTC, and pages with --marker', async () => {

@@ -129,8 +129,8 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
 async function leaseAndNode(client: ApiClient, ref: string, nodeRef: string): Promise<{ id: string; nodeId: string }> {
   const lease = await fetchRef<Lease>(client, RefKind.Lease, ref);
   const nodes = [...new Map(lease.allocations.map((a) => [a.node_id, a.node_name ?? null])).entries()];
-  const exact = nodes.find(([id, name]) => id === nodeRef || name === nodeRef);
-  if (exact) return { id: lease.id, nodeId: exact[0] };
+  // The server takes a node's id or name itself (and names it as typed when it refuses): only a prefix is translated.
+  if (nodes.some(([id, name]) => id === nodeRef || name === nodeRef)) return { id: lease.id, nodeId: nodeRef };
   const prefixed = nodes.filter(([id]) => id.toLowerCase().startsWith(nodeRef.toLowerCase()));
   if (prefixed.length === 1) return { id: lease.id, nodeId: prefixed[0]![0] };
   if (prefixed.length > 1) {
