@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiError, FakeApi, type RecordedRequest, type Reply } from './helpers/fake-api.js';
 import { fakeClock, runCli, type RunOptions } from './helpers/cli-runner.js';
-import { lease, LEASE_ID, leaseIn, NODE_ID, OTHER_PROJECT_ID, project, PROJECT_ID } from './helpers/fixtures.js';
+import { lease, LEASE_ID, leaseIn, NODE_ID, OTHER_PROJECT_ID, PROJECT_ID } from './helpers/fixtures.js';
 
 let api: FakeApi;
 

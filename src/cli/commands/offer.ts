@@ -119,7 +119,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
   offer
     .command('create')
     .description('offer a node you own for lease (owner)')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .addOption(new Option('--start <time>', 'from when (RFC 3339; default now)').argParser(parseTimestamp))
     .addOption(new Option('--end <time>', 'until when (RFC 3339; default open-ended)').argParser(parseTimestamp))
     .addOption(new Option('--max-lease <duration>', 'longest lease allowed, e.g. 5d, 12h, P5D').argParser(parseIsoDuration))
@@ -156,7 +156,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       if ((flags.price === undefined) !== (flags.currency === undefined)) throw new UsageError('--price and --currency go together');
       const client = await ctx.client();
       const created = await client.post<Offer>('/v1/offers', {
-        node_id: node,
+        node_id: await resolveId(ctx, RefKind.Node, node),
         start: flags.start,
         end: flags.end,
         max_lease_duration: flags.maxLease,
@@ -174,8 +174,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     });
 
   listOptions(offer.command('list').description('list the offers you can see'))
-    .option('--node <node>', 'only offers of this node (uuid or name)')
-    .option('--owner <project>', 'only offers of nodes this project owns (id or name)')
+    .option('--node <node>', 'only offers of this node (uuid, name or id prefix)')
+    .option('--owner <project>', 'only offers of nodes this project owns (id, name or id prefix)')
     .addOption(new Option('--status <status>', 'only offers in this status').choices(OFFER_STATUSES))
     .option('--where <expression>', 'only offers of nodes matching this, e.g. "memory >= 48GiB and gpus >= 1"')
     .addOption(new Option('--free-from <time>', 'only offers free from this time (RFC 3339)').argParser(parseTimestamp))
@@ -186,8 +186,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         throw new UsageError('--free-to must be after --free-from');
       }
       const query = {
-        node_id: flags.node,
-        owner: flags.owner,
+        node_id: await resolveId(ctx, RefKind.Node, flags.node),
+        owner: await resolveId(ctx, RefKind.Project, flags.owner),
         status: flags.status,
         where: flags.where,
         free_from: flags.freeFrom,
