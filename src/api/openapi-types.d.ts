@@ -2962,6 +2962,8 @@ export interface paths {
         /**
          * Put a node in the pool under a policy (its owner, or the operator), or sub-lease a node you hold (its lessee)
          * @description A member of a project that holds the node through a lease (active or to come) offers it to other projects within that lease's window on the node (a sub-offer, `sublease_of`): `start` defaults to now (or the lease's start), `end` to the lease's end on the node. A sub-offer outside that window is refused (409 policy_violation, rule `sublease_within_lease`); a node held through a sub-lease cannot be offered on (409, rule `sublease_one_level`; policy rule `baremetal:node:sublease`). While a sub-lease runs, its lessee has the node and the offering lessee has no access; whatever ends the offering lease's hold on the node ends the sub-lease at the same instant.
+         *
+         *     Many nodes at once (`nodes` or `where`, up to 1000): owners' offers only, under the same terms, in one transaction. When any node cannot be offered (unknown, not yours, no owner project, an offer in force overlapping) nothing is created and the answer is 409 `conflict` with `details.nodes`: per node `{node, node_id, node_name, code, message}`. An expression that matches none of your nodes is a 400.
          */
         post: {
             parameters: {
@@ -2973,8 +2975,28 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Node uuid or name. */
-                        node_id: string;
+                        /** @description Node uuid or name: one node (answered with the offer). Exactly one of node_id, nodes, where. */
+                        node_id?: string;
+                        /** @description Node uuids or names you own (operator: any), at most 1000: offered all at once or none (answered with `offers`). */
+                        nodes?: string[];
+                        /**
+                         * @description Requirement expression over your nodes (operator: every node), e.g. `gpus >= 1`: every match offered at once or none; at most 1000 may match.
+                         * @example memory >= 48GiB and gpus >= 1
+                         */
+                        where?: string;
+                        /**
+                         * @description Recurring weekly windows in which the node is available, within start and end: `DAYS [HH:MM-HH:MM]` local times, DAYS a day (mon … sun), a range (mon-fri), a list (sat,sun) or daily; an end at or before the start runs into the next day; no times: the whole day. A lease must lie wholly inside one window (touching windows are one).
+                         * @example [
+                         *       "mon-fri 18:00-08:00",
+                         *       "sat-sun"
+                         *     ]
+                         */
+                        weekly?: string[];
+                        /**
+                         * @description IANA timezone of `weekly` (default UTC).
+                         * @example Europe/Berlin
+                         */
+                        timezone?: string;
                         /**
                          * Format: date-time
                          * @description Default: now. Within 10 years of now.
@@ -3033,13 +3055,13 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The offer */
+                /** @description The offer (node_id), or the offers created (nodes, where) */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Offer"];
+                        "application/json": components["schemas"]["Offer"] | components["schemas"]["OfferBatch"];
                     };
                 };
                 /** @description Invalid request */
@@ -4157,7 +4179,7 @@ export interface paths {
         };
         /**
          * How far this lease could be extended now, and which rule or booking limits it
-         * @description The rules of its nodes' offers (extension_window, extension_max_ahead, max_total_length, max_lease_length, offer_end), the next lease booked on each node (next_booking) and the project's quota (project_max_lease_duration). Changes nothing. A lease that is over is not extendable.
+         * @description The rules of its nodes' offers (extension_window, extension_max_ahead, max_total_length, max_lease_length, offer_end, offer_window), the next lease booked on each node (next_booking) and the project's quota (project_max_lease_duration). Changes nothing. A lease that is over is not extendable.
          */
         get: {
             parameters: {
@@ -4802,16 +4824,29 @@ export interface components {
              * @example EUR
              */
             currency: string | null;
+            /** @description Recurring weekly windows (canonical rules, e.g. "mon-fri 18:00-08:00") in `timezone`: a lease lies wholly inside one. Null: the whole period. */
+            weekly: string[] | null;
+            /**
+             * @description IANA timezone of `weekly`; null without weekly windows.
+             * @example Europe/Berlin
+             */
+            timezone: string | null;
+            /** @description The weekly windows in words, e.g. "Mon–Fri 18:00–08:00 (next day), Sat–Sun all day (UTC)". */
+            weekly_summary: string | null;
             /** @description A sub-offer: the lease its lessee offers the node from (project_id is that lessee); it ends with that lease's hold on the node. Null: the owner's offer. */
             sublease_of: string | null;
             /** @enum {string} */
             status: "scheduled" | "active" | "expired" | "withdrawn";
+            /** @description Where a lease could run from now on: inside the offer (and its weekly windows: the next 4 weeks of them), less bookings and cleaning gaps. */
             free_windows: {
                 start: string;
                 end: string | null;
             }[];
             created_at: string;
             withdrawn_at: string | null;
+        };
+        OfferBatch: {
+            offers: components["schemas"]["Offer"][];
         };
         Quote: {
             start: string;
@@ -4943,7 +4978,7 @@ export interface components {
             /** @description What sets latest_end (the most limiting node), or null when nothing does. */
             limited_by: {
                 /** @enum {string} */
-                rule: "extension_window" | "extension_max_ahead" | "max_total_length" | "max_lease_length" | "offer_end" | "next_booking" | "project_max_lease_duration";
+                rule: "extension_window" | "extension_max_ahead" | "max_total_length" | "max_lease_length" | "offer_end" | "offer_window" | "next_booking" | "project_max_lease_duration";
                 /** @description The node whose offer or next booking sets the limit (null: the project quota). */
                 node_id: string | null;
                 node_name: string | null;
@@ -5012,6 +5047,21 @@ export interface components {
                 end: string | null;
                 max_lease_duration: string | null;
                 min_lease_duration: string | null;
+                /** @description The offer's recurring weekly windows in words; null: none. */
+                weekly_summary: string | null;
+                /** @description With weekly windows: where the offer makes the node available within [from, to); null: all of start to end. */
+                windows: {
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    start: string;
+                    /**
+                     * Format: date-time
+                     * @example 2030-01-01T00:00:00.000Z
+                     */
+                    end: string;
+                }[] | null;
             }[];
             /** @description Busy time overlapping the window, by start; not clipped to it. */
             busy: components["schemas"]["BusyInterval"][];

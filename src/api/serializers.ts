@@ -1,3 +1,4 @@
+import { describeWeekly, formatWeeklyRule } from '../domain/scheduling/weekly-windows.js';
 import { formatDuration } from '../domain/duration.js';
 import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeView } from '../domain/inventory.js';
@@ -124,6 +125,9 @@ export function offerJson(
     ...extensionPolicyJson(o),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
     allowed_project_names: o.allowed_projects === null ? null : o.allowed_projects.map((id) => extra.project_names.get(id) ?? null),
+    weekly: o.weekly ? o.weekly.rules.map(formatWeeklyRule) : null,
+    timezone: o.weekly ? o.weekly.timezone : null,
+    weekly_summary: o.weekly ? describeWeekly(o.weekly) : null,
     sublease_of: o.parent_lease_id ?? null,
     status: extra.status,
     free_windows: extra.free_windows.map((w) => ({

@@ -20,6 +20,7 @@ export type Token = Schemas['Token'];
 export type NewToken = Schemas['NewToken'];
 export type Node = Schemas['Node'];
 export type Offer = Schemas['Offer'];
+export type OfferBatch = Schemas['OfferBatch'];
 export type Lease = Schemas['Lease'];
 export type Quote = Schemas['Quote'];
 export type ExtensionQuote = Schemas['ExtensionQuote'];

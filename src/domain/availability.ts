@@ -1,6 +1,7 @@
 import type { NodeView } from './inventory.js';
 import { offerAllows, type Offer } from './leasing.js';
 import { merge, subtract, type Interval } from './scheduling/interval.js';
+import { offerIntervals } from './scheduling/offer-windows.js';
 
 /**
  * The availability timeline, pure: which nodes a caller gets as rows, what it may see of each booking on them
@@ -137,13 +138,14 @@ export function busyIntervals(
 /**
  * When a new lease could run on a node within [from, to): from `now` on, inside an offer the caller may lease
  * from (anywhere, on a node its project owns), and leaving every booking its cleaning gap — a new lease must end
- * `gapMs` before the next one starts and may start once the previous one's cleaning is over. Empty for a node in
+ * `gapMs` before the next one starts and may start once the previous one's cleaning is over. An offer with weekly
+ * windows counts only inside them. Empty for a node in
  * maintenance or quarantine.
  */
 export function freeWindows(
   viewer: AvailabilityViewer,
   node: Pick<NodeView, 'owner_project' | 'maintenance' | 'quarantined_at'>,
-  offers: readonly Pick<Offer, 'start' | 'end' | 'project_id' | 'allowed_projects' | 'withdrawn_at'>[],
+  offers: readonly Pick<Offer, 'start' | 'end' | 'project_id' | 'allowed_projects' | 'withdrawn_at' | 'weekly'>[],
   busy: readonly Interval[],
   window: Interval,
   now: number,
@@ -156,8 +158,8 @@ export function freeWindows(
     ? [{ start: lo, end: window.end }]
     : offers
         .filter((o) => o.withdrawn_at === null && mayUseOffer(viewer, o))
-        .map((o) => ({ start: Math.max(o.start.getTime(), lo), end: Math.min(o.end ? o.end.getTime() : Infinity, window.end) }))
-        .filter((i) => i.end > i.start);
+        // Only within its weekly windows, when it has any (a finite window: at most 93 days).
+        .flatMap((o) => offerIntervals(o, { start: lo, end: window.end }));
   const blocked = busy.map((b) => ({ start: b.start - gapMs, end: b.end }));
   return subtract(base, blocked);
 }

@@ -1,6 +1,7 @@
 /** Offers, leases, allocations and events: the leasing model (pure data). Times are Dates in UTC. */
 import type { LeaveReason, ReplacePolicy } from './replacement.js';
 import type { AutoRenew } from './auto-renew.js';
+import type { WeeklySchedule } from './scheduling/weekly-windows.js';
 
 export const LeaseState = {
   Pending: 'pending',
@@ -77,6 +78,11 @@ export interface Offer {
   readonly parent_allocation_id: string | null;
   /** A sub-offer: the lease of that allocation (what the API shows); null: the owner's. */
   readonly parent_lease_id?: string | null;
+  /**
+   * Recurring weekly windows within [start, end) in which the node is available (migration 0015); null or absent:
+   * the whole period. A lease must lie wholly inside one window (domain/scheduling/offer-windows.ts).
+   */
+  readonly weekly?: WeeklySchedule | null;
 }
 
 /** Whether an offer lets `projectId` lease its node (null `allowed_projects`: every project). */

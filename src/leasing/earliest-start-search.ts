@@ -42,7 +42,7 @@ export async function searchEarliestStart(leasing: Pick<LeasingStore, 'freeStart
     return nodes.filter((n) => {
       if (!healthy(n)) return false;
       if (!policy.has(n.id)) {
-        const starts = offerStarts(ctx.offersByNode.get(n.id) ?? [], ctx.project.id, durationMs, n.owner_project?.id === ctx.project.id);
+        const starts = offerStarts(ctx.offersByNode.get(n.id) ?? [], ctx.project.id, durationMs, n.owner_project?.id === ctx.project.id, { start: ask.from, end: ask.horizon });
         policy.set(n.id, intersectStarts(starts, [{ start: ask.from, end: ask.horizon }]));
       }
       return policy.get(n.id)!.length > 0;

@@ -284,6 +284,8 @@ function ruleSentence(rule: ExtensionRule | null): string {
       return "the lease reached the offer's longest lease (max_lease_length)";
     case 'offer_end':
       return 'an offer of its nodes ends there (offer_end)';
+    case 'offer_window':
+      return "the weekly window of an offer of its nodes ends there (offer_window)";
     case 'next_booking':
       return 'another lease is booked on one of its nodes right after (next_booking)';
     case 'project_max_lease_duration':

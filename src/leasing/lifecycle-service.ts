@@ -3,6 +3,7 @@ import { formatDuration } from '../domain/duration.js';
 import { ConflictError, InvalidRequestError, LeaseConflictError, LeaseUnavailableError, NotFoundError, PolicyViolationError, isLeaseholdError } from '../domain/errors.js';
 import { localUserId } from '../domain/identity.js';
 import type { Allocation, Lease, NewAuditEvent } from '../domain/leasing.js';
+import { offerCovers } from '../domain/scheduling/offer-windows.js';
 import { FailureKind, LeaveReason, ReplacePolicy, equivalentRequirement, type FailureFinding, type NodeFailure } from '../domain/replacement.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
@@ -158,7 +159,7 @@ export class LifecycleService {
     for (const { lease, allocation } of await this.store.lifecycle.onNodeAfter(nodeId, now)) {
       if (allocation.start.getTime() <= now.getTime() || allocation.state !== 'reserved') continue;
       const offers = await this.store.leasing.offersInForce([nodeId], allocation.start, allocation.end);
-      const covered = offers.some((o) => o.withdrawn_at === null && o.start.getTime() <= allocation.start.getTime() && (o.end === null || o.end.getTime() >= allocation.end.getTime()));
+      const covered = offers.some((o) => o.withdrawn_at === null && offerCovers(o, { start: allocation.start.getTime(), end: allocation.end.getTime() }));
       if (covered) continue;
       const reason = `its owner withdrew the offer of node ${nodeName}`;
       if (lease.replace_policy === ReplacePolicy.Auto) {

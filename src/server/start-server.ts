@@ -27,6 +27,7 @@ import { openKeystone } from './open-keystone.js';
 import { openNetworks } from './open-networks.js';
 import type { NetworkBackend } from '../drivers/network-backend.js';
 import { SimulatedNetworks } from '../drivers/simulated/simulated-networks.js';
+import { SimulatedDriver } from '../drivers/simulated/simulated-driver.js';
 import { NetworkTeardown } from '../engine/network-teardown.js';
 import { NetworkService } from '../networking/network-service.js';
 import type { LifecycleService } from '../leasing/lifecycle-service.js';
@@ -93,6 +94,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       options.driver ??
       createDriver(config, { clock, logger, ironicUrl, keystoneTokens: keystone ?? undefined, networks: networks instanceof SimulatedNetworks ? networks : undefined, metrics });
     closers.push(() => driver.close());
+    // The configured simulated hardware lives in the store: a restart finds its machines as it left them, and
+    // replicas on one database drive the same ones (a driver handed in by a test stays its own).
+    if (!options.driver && driver instanceof SimulatedDriver) await driver.share(store.simulatedHardware, logger);
     const teardown = networks ? new NetworkTeardown({ store, driver, networks, clock, logger }) : null;
     const inventory = new InventorySync({ driver, store, clock, logger, intervalMs: config.syncIntervalMs });
     await inventory.start();

@@ -128,6 +128,9 @@ export interface OffersTable {
   max_total_ms: ColumnType<string | number | null, number | null | undefined, number | null>;
   /** The allocation a sub-offer is carved from (0012), or null for an owner's offer. */
   parent_allocation_id: Generated<string | null>;
+  /** Canonical weekly rules and their IANA timezone (0015), both null: the whole period. */
+  weekly_rules: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  weekly_timezone: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LeasesTable {
@@ -244,6 +247,15 @@ export interface EventsTable {
   details: JsonWithDefault<Record<string, unknown>>;
 }
 
+export interface SimulatedNodesTable {
+  uuid: string;
+  name: string;
+  state: Json<Record<string, unknown>>;
+  version: ColumnType<string, string | undefined, string | RawBuilder<string>>;
+  changed_xid: ColumnType<string, never, never>;
+  updated_at: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -272,5 +284,6 @@ export interface Database {
   events: EventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   leader_leases: LeaderLeasesTable;
+  simulated_nodes: SimulatedNodesTable;
   schema_migrations: SchemaMigrationsTable;
 }

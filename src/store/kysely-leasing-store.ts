@@ -27,6 +27,7 @@ import { createLease } from './queries/create-lease.js';
 import { freeStarts } from './queries/free-starts.js';
 import { planningHolds } from './queries/planning-holds.js';
 import { insertEvents } from './queries/insert-events.js';
+import { insertOffers } from './queries/insert-offers.js';
 import { handedOver, notSubleasedAt } from './queries/node-view-query.js';
 import { inList, tstzRange } from './queries/ranges.js';
 import type { Page, PageRequest } from './page.js';
@@ -36,34 +37,12 @@ import type { Page, PageRequest } from './page.js';
 export class KyselyLeasingStore implements LeasingStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer> {
-    return guard(() =>
-      this.db.transaction().execute(async (trx) => {
-        const { id } = await trx
-          .insertInto('offers')
-          .values({
-            node_id: offer.node_id,
-            project_id: offer.project_id,
-            period: tstzRange(offer.start, offer.end),
-            max_lease_ms: offer.max_lease_ms,
-            min_lease_ms: offer.min_lease_ms,
-            allowed_projects: offer.allowed_projects ? [...offer.allowed_projects] : null,
-            created_by: offer.created_by,
-            reclaim_notice_ms: offer.reclaim_notice_ms ?? null,
-            price_per_node_hour: offer.price_per_node_hour ?? null,
-            currency: offer.currency ?? null,
-            extension_window_ms: offer.extension_window_ms ?? null,
-            extension_max_ahead_ms: offer.extension_max_ahead_ms ?? null,
-            max_total_ms: offer.max_total_ms ?? null,
-            parent_allocation_id: offer.parent_allocation_id ?? null,
-            created_at: now,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await insertEvents(trx, events.map((e) => ({ ...e, offer_id: id })), now);
-        return toOffer(await selectOffers(trx).where('o.id', '=', id).executeTakeFirstOrThrow());
-      }),
-    );
+  async createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer> {
+    return (await this.createOffers([{ offer, events }], now))[0]!;
+  }
+
+  createOffers(offers: readonly { readonly offer: NewOffer; readonly events: readonly NewAuditEvent[] }[], now: Date): Promise<readonly Offer[]> {
+    return guard(() => this.db.transaction().execute((trx) => insertOffers(trx, offers, now)));
   }
 
   getOffer(id: string): Promise<Offer | null> {

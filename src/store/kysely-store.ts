@@ -1,3 +1,5 @@
+import { KyselySimulatedHardwareStore } from './kysely-simulated-hardware-store.js';
+import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import { sql, type Kysely } from 'kysely';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
@@ -73,6 +75,7 @@ export class KyselyStore implements Store {
   readonly usage: UsageStore;
   readonly notices: NoticeStore;
   readonly subleases: SubleaseStore;
+  readonly simulatedHardware: SimulatedHardwareStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -95,6 +98,7 @@ export class KyselyStore implements Store {
     this.usage = new KyselyUsageStore(db);
     this.notices = new KyselyNoticeStore(db);
     this.subleases = new KyselySubleaseStore(db);
+    this.simulatedHardware = new KyselySimulatedHardwareStore(db);
   }
 
   ping(): Promise<void> {

@@ -3,6 +3,7 @@ import type { Allocation, AllocationState, AuditEvent, Lease, LeaseRequest, Leas
 import type { LeaveReason, ReplacePolicy } from '../domain/replacement.js';
 import type { AutoRenew, AutoRenewState } from '../domain/auto-renew.js';
 import type { Database } from './database.js';
+import { parseWeeklyRule } from '../domain/scheduling/weekly-windows.js';
 
 /** Row shapes and mappers for the leasing tables. Ranges are read as lower/upper bounds, never as text. */
 
@@ -28,6 +29,8 @@ export function selectOffers(db: Kysely<Database>) {
       'o.extension_max_ahead_ms',
       'o.max_total_ms',
       'o.parent_allocation_id',
+      'o.weekly_rules',
+      'o.weekly_timezone',
       sql<string | null>`(select pa.lease_id from allocations pa where pa.id = o.parent_allocation_id)`.as('parent_lease_id'),
       sql<Date>`lower(o.period)`.as('start'),
       sql<Date | null>`upper(o.period)`.as('end'),
@@ -57,6 +60,8 @@ export function toOffer(row: OfferRow): Offer {
     max_total_ms: toMs(row.max_total_ms),
     parent_allocation_id: row.parent_allocation_id,
     parent_lease_id: row.parent_lease_id,
+    // Stored canonical, written only after parsing: they parse again.
+    weekly: row.weekly_rules === null || row.weekly_timezone === null ? null : { rules: row.weekly_rules.map((r) => parseWeeklyRule(r)), timezone: row.weekly_timezone },
   };
 }
 

@@ -17,7 +17,7 @@ export type NewOffer = Pick<
   Offer,
   'node_id' | 'project_id' | 'start' | 'end' | 'max_lease_ms' | 'min_lease_ms' | 'allowed_projects' | 'created_by'
 > &
-  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms' | 'parent_allocation_id'>>;
+  Partial<Pick<Offer, 'reclaim_notice_ms' | 'price_per_node_hour' | 'currency' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms' | 'parent_allocation_id' | 'weekly'>>;
 
 export type OfferStatus = 'scheduled' | 'active' | 'expired' | 'withdrawn';
 
@@ -125,6 +125,11 @@ export interface EventFilter {
 
 export interface LeasingStore {
   createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer>;
+  /**
+   * Several offers, each with its events, in one transaction: all or none. ConflictError with `details.node_id`
+   * when one overlaps an offer in force on its node (nothing is created then).
+   */
+  createOffers(offers: readonly { readonly offer: NewOffer; readonly events: readonly NewAuditEvent[] }[], now: Date): Promise<readonly Offer[]>;
   getOffer(id: string): Promise<Offer | null>;
   listOffers(filter: OfferFilter, page: PageRequest): Promise<Page<Offer>>;
   withdrawOffer(id: string, events: readonly NewAuditEvent[], now: Date): Promise<Offer>;

@@ -1,3 +1,4 @@
+import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
 import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
 import type { Offer } from '../domain/leasing.js';
@@ -125,6 +126,8 @@ export interface Store {
   readonly notices: NoticeStore;
   /** Sub-leasing reads: what a lessee holds on a node, and the chain of a lease's nodes (sublease-store.ts). */
   readonly subleases: SubleaseStore;
+  /** The simulated driver's machines, shared by replicas and kept across restarts (simulated-hardware-store.ts). */
+  readonly simulatedHardware: SimulatedHardwareStore;
 
   /** Throws BackendUnavailableError when the database does not answer. */
   ping(): Promise<void>;

@@ -88,7 +88,7 @@ describe.skipIf(!avail.ok)('the owner pages and the usage page in the browser', 
     for (const n of NODES) await table.getByRole('row', { name: new RegExp(n.name) }).waitFor();
   });
 
-  it('the owner offers a node through the form, in UTC with its local time alongside, and sees the offer listed', async () => {
+  it('the owner offers a node through the form, in UTC with its local time alongside, nights and weekends only, and sees the offer listed', async () => {
     await nav('Offers').click();
     const offers = page.getByRole('region', { name: 'Offers' });
     for (const n of NODES.slice(0, 3)) await offers.getByRole('row', { name: new RegExp(n.name) }).waitFor();
@@ -99,13 +99,15 @@ describe.skipIf(!avail.ok)('the owner pages and the usage page in the browser', 
     // 18:00 UTC is 19:00 in Berlin in March (CET).
     await expect.poll(() => page.locator('#offer-end-hint').textContent()).toMatch(/^Your time: .*19:00 \(Europe\/Berlin\)$/);
     await page.getByLabel('Longest lease').fill('2d');
+    await page.getByLabel('Weekly windows').fill('mon-fri 18:00-08:00; sat-sun');
+    await page.getByLabel('Timezone').fill('Europe/Berlin');
     await page.getByRole('button', { name: 'Offer node' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe(`${NODES[3]!.name} is offered (active).`);
     const row = offers.getByRole('row', { name: new RegExp(NODES[3]!.name) });
-    await expect.poll(() => row.textContent()).toMatch(/until 20 Mar 2030, 19:00.*active.*at most 2d/);
+    await expect.poll(() => row.textContent()).toMatch(/until 20 Mar 2030, 19:00.*Mon–Fri 18:00–08:00 \(next day\), Sat–Sun all day \(Europe\/Berlin\).*active.*at most 2d/);
     const listed = await t.request('GET', '/v1/offers?limit=100');
     const made = listed.body.offers.find((o: { node_name: string }) => o.node_name === NODES[3]!.name);
-    expect(made).toMatchObject({ end: '2030-03-20T18:00:00.000Z', max_lease_duration: 'P2D', status: 'active' });
+    expect(made).toMatchObject({ end: '2030-03-20T18:00:00.000Z', max_lease_duration: 'P2D', status: 'active', weekly: ['mon-fri 18:00-08:00', 'sat-sun 00:00-24:00'], timezone: 'Europe/Berlin' });
   });
 
   it("My nodes' leases shows who has booked the owner's nodes", async () => {

@@ -69,8 +69,11 @@ describe('the real server process on the embedded store', () => {
     expect(denied.stderr).toMatch(/admin/);
   });
 
-  it('data and tokens survive a restart, and SIGTERM stops the server cleanly', async () => {
+  it('data, tokens and the simulated machines survive a restart, and SIGTERM stops the server cleanly', async () => {
     const admin0 = (await readFile(join(dataDir, 'admin-token'), 'utf8')).trim();
+    const asAdmin = { LEASEHOLD_URL: server!.url, LEASEHOLD_TOKEN: admin0, HOME: home };
+    const powered = await cli(['node', 'power', 'phys-gpu-2', 'on', '--wait'], asAdmin);
+    expect(powered.code, powered.stderr).toBe(0);
     expect(await server!.stop()).toBe(0);
     server = await startServerProcess(serverEnv());
     expect(server.output()).not.toContain('Admin token');
@@ -83,6 +86,10 @@ describe('the real server process on the embedded store', () => {
     expect(tokens.tokens).toHaveLength(1);
     const aliceNodes = await cliJson(['node', 'list'], { ...admin, LEASEHOLD_TOKEN: aliceToken });
     expect(aliceNodes.nodes.map((n: { name: string }) => n.name)).toEqual(['phys-gpu-1', 'phys-gpu-2']);
+    // The simulated hardware lives in the store: the machine is still on, and nothing was "repaired".
+    expect((await cliJson(['node', 'show', 'phys-gpu-2'], admin)).power_state).toBe('power on');
+    expect((await cliJson(['node', 'show', 'phys-gpu-1'], admin)).power_state).toBe('power off');
+    expect(server.output()).not.toContain('drift repaired');
     expect(await server.stop()).toBe(0);
     server = undefined;
   });

@@ -7,6 +7,7 @@ import { lifecycleContract } from './contract/lifecycle-contract.js';
 import { lookupContract } from './contract/lookup-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { noticesContract } from './contract/notices-contract.js';
+import { offersContract } from './contract/offers-contract.js';
 import { planningContract } from './contract/planning-contract.js';
 import { projectsContract } from './contract/projects-users-contract.js';
 import { statsContract } from './contract/stats-contract.js';
@@ -33,5 +34,6 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     noticesContract(openFreshStore);
     subleaseContract(openFreshStore);
     lookupContract(openFreshStore);
+    offersContract(openFreshStore);
   });
 }

@@ -101,7 +101,7 @@ describe('a row of the timeline', () => {
     owned: false,
     owner_project: null,
     unavailable: null,
-    offers: [{ id: 'o1', start: iso(local(2030, 1, 1)), end: iso(local(2030, 1, 2, 20)), max_lease_duration: null, min_lease_duration: null }],
+    offers: [{ id: 'o1', start: iso(local(2030, 1, 1)), end: iso(local(2030, 1, 2, 20)), max_lease_duration: null, min_lease_duration: null, weekly_summary: null, windows: null }],
     busy: [
       { start: iso(local(2030, 1, 2, 10)), end: iso(local(2030, 1, 2, 14)), kind: 'lease' },
       { start: iso(local(2030, 1, 2, 14)), end: iso(local(2030, 1, 2, 14, 10)), kind: 'cleaning' },
@@ -119,6 +119,16 @@ describe('a row of the timeline', () => {
 
   test('offer windows are shaded where they overlap the range; time outside them is left unavailable', () => {
     expect(layout.offered).toEqual([{ left: 0, width: 800 }]);
+  });
+
+  test('an offer with weekly windows is shaded only inside them', () => {
+    const weekly = {
+      ...node.offers[0]!,
+      weekly_summary: 'Daily 18:00–08:00 (next day) (UTC)',
+      windows: [{ start: iso(local(2030, 1, 2)), end: iso(local(2030, 1, 2, 8)) }, { start: iso(local(2030, 1, 2, 18)), end: iso(local(2030, 1, 3)) }],
+    };
+    const shaded = layoutRow({ ...node, offers: [weekly] }, range, 960, { zoom: 'day', projectId: 'p-me', locale: 'en-GB' });
+    expect(shaded.offered).toEqual([{ left: 0, width: 320 }, { left: 720, width: 240 }]);
   });
 
   test("another project's lease is only busy, with an accessible name; cleaning is its own kind", () => {

@@ -36,7 +36,7 @@ function availability(from: number, to: number): AvailabilityNode[] {
       owned: false,
       owner_project: null,
       unavailable: i === 4 ? 'in maintenance' : null,
-      offers: [{ id: `o${i}`, start: iso(from - HOUR), end: null, max_lease_duration: 'P5D', min_lease_duration: null }],
+      offers: [{ id: `o${i}`, start: iso(from - HOUR), end: null, max_lease_duration: 'P5D', min_lease_duration: null, weekly_summary: null, windows: null }],
       busy,
       free: i === 4 ? [] : [{ start: iso(busyEnd + HOUR), end: iso(to) }],
     };

@@ -1,3 +1,5 @@
+import { offerIntervals } from '../../domain/scheduling/offer-windows.js';
+import { describeWeekly } from '../../domain/scheduling/weekly-windows.js';
 import { createRoute, z } from '@hono/zod-openapi';
 import {
   MAX_AVAILABILITY_WINDOW_MS,
@@ -65,6 +67,11 @@ const AvailabilityNodeSchema = z
           end: Timestamp.nullable().openapi({ description: 'null: open-ended.' }),
           max_lease_duration: z.string().nullable(),
           min_lease_duration: z.string().nullable(),
+          weekly_summary: z.string().nullable().openapi({ description: "The offer's recurring weekly windows in words; null: none." }),
+          windows: z
+            .array(z.object({ start: Timestamp, end: Timestamp }))
+            .nullable()
+            .openapi({ description: 'With weekly windows: where the offer makes the node available within [from, to); null: all of start to end.' }),
         }),
       )
       .openapi({ description: 'Offers in force overlapping the window that the caller may lease from (or owns), by start.' }),
@@ -199,6 +206,8 @@ export function availabilityRoutes(deps: ApiDeps) {
           end: o.end ? o.end.toISOString() : null,
           max_lease_duration: o.max_lease_ms === null ? null : formatDuration(o.max_lease_ms),
           min_lease_duration: o.min_lease_ms === null ? null : formatDuration(o.min_lease_ms),
+          weekly_summary: o.weekly ? describeWeekly(o.weekly) : null,
+          windows: o.weekly ? offerIntervals(o, { start: from, end: to }).map((w) => ({ start: iso(w.start), end: iso(w.end) })) : null,
         })),
         busy: busy
           .filter((b) => b.start < to && b.end > from)

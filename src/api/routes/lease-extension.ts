@@ -7,7 +7,7 @@ import { createRouter, type ApiDeps } from '../context.js';
 import { AutoRenewOut, autoRenewJson } from '../extension-schemas.js';
 import { IdParam, errorResponses, jsonResponse } from '../schemas.js';
 
-const RULES = ['extension_window', 'extension_max_ahead', 'max_total_length', 'max_lease_length', 'offer_end', 'next_booking', 'project_max_lease_duration'] as const;
+const RULES = ['extension_window', 'extension_max_ahead', 'max_total_length', 'max_lease_length', 'offer_end', 'offer_window', 'next_booking', 'project_max_lease_duration'] as const;
 
 const ExtensionQuote = z
   .object({
@@ -40,7 +40,7 @@ const getExtension = createRoute({
   tags: ['leases'],
   summary: 'How far this lease could be extended now, and which rule or booking limits it',
   description:
-    'The rules of its nodes\' offers (extension_window, extension_max_ahead, max_total_length, max_lease_length, offer_end), the next ' +
+    'The rules of its nodes\' offers (extension_window, extension_max_ahead, max_total_length, max_lease_length, offer_end, offer_window), the next ' +
     "lease booked on each node (next_booking) and the project's quota (project_max_lease_duration). Changes nothing. A lease that " +
     'is over is not extendable.',
   request: { params: IdParam },

@@ -3,21 +3,22 @@ import { NIL_UUID } from '../../domain/ids.js';
 import { mayUseOffer } from '../../domain/availability.js';
 import { parseDuration } from '../../domain/duration.js';
 import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, PolicyViolationError } from '../../domain/errors.js';
+import { MAX_RULE_LENGTH, MAX_WEEKLY_RULES } from '../../domain/scheduling/weekly-windows.js';
 import { SUBLEASE_RULE, SubleaseRule, parentFor, subOfferWindow, subleaseRefusal, subleaseSubject } from '../../domain/subleasing.js';
 import { checkIdOrName } from '../../domain/text-bounds.js';
 import { type Principal, localUserId } from '../../domain/identity.js';
 import type { Offer } from '../../domain/leasing.js';
 import { canManageOwnedNode, isAdmin } from '../../domain/policy.js';
-import { subtract, type Interval } from '../../domain/scheduling/interval.js';
 import { checkWithinHorizon } from '../../domain/time-bounds.js';
-import type { OfferStatus } from '../../store/leasing-store.js';
+import type { NewOffer } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
-import { projectNamesOf } from '../project-names.js';
-import { offerJson } from '../serializers.js';
-import { ExtensionPolicyFields, ExtensionPolicyOut, parseExtensionPolicy } from '../extension-schemas.js';
+import { ExtensionPolicyFields, ExtensionPolicyOut } from '../extension-schemas.js';
+import { MAX_BULK_OFFER_NODES, bulkRefusal, bulkTargets, storeProblem, type NodeProblem } from '../offer-bulk.js';
+import { renderOffers } from '../offer-render.js';
+import { parseOfferTerms, weeklyDetails, weeklyTerms, type OfferTerms } from '../offer-terms.js';
 
 const Time = TimeInput;
 const Duration = DurationInput;
@@ -46,11 +47,18 @@ export const OfferSchema = z
     }),
     price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
     currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
+    weekly: z.array(z.string()).nullable().openapi({
+      description: 'Recurring weekly windows (canonical rules, e.g. "mon-fri 18:00-08:00") in `timezone`: a lease lies wholly inside one. Null: the whole period.',
+    }),
+    timezone: z.string().nullable().openapi({ description: 'IANA timezone of `weekly`; null without weekly windows.', example: 'Europe/Berlin' }),
+    weekly_summary: z.string().nullable().openapi({ description: 'The weekly windows in words, e.g. "Mon–Fri 18:00–08:00 (next day), Sat–Sun all day (UTC)".' }),
     sublease_of: z.string().nullable().openapi({
       description: "A sub-offer: the lease its lessee offers the node from (project_id is that lessee); it ends with that lease's hold on the node. Null: the owner's offer.",
     }),
     status: z.enum(STATUSES),
-    free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })),
+    free_windows: z.array(z.object({ start: z.string(), end: z.string().nullable() })).openapi({
+      description: 'Where a lease could run from now on: inside the offer (and its weekly windows: the next 4 weeks of them), less bookings and cleaning gaps.',
+    }),
     created_at: z.string(),
     withdrawn_at: z.string().nullable(),
   })
@@ -65,7 +73,9 @@ const CurrencyInput = z
   .string()
   .regex(/^[A-Z]{3}$/, 'an ISO 4217 code: three capital letters, e.g. EUR')
   .openapi({ description: 'ISO 4217 currency code of `price_per_node_hour`.', example: 'EUR' });
-type OfferBody = { start?: string; end?: string; max_lease_duration?: string; min_lease_duration?: string; reclaim_notice?: string; allowed_projects?: string[] };
+type OfferBody = { start?: string; end?: string; max_lease_duration?: string; min_lease_duration?: string; reclaim_notice?: string; allowed_projects?: string[]; weekly?: string[]; timezone?: string };
+const WeeklyRuleInput = z.string().min(1).max(MAX_RULE_LENGTH).regex(/^[A-Za-z0-9 ,:-]+$/, 'days, a comma, a dash, times: e.g. "mon-fri 18:00-08:00"');
+const OfferBatch = z.object({ offers: z.array(OfferSchema) }).openapi('OfferBatch');
 
 const createOffer = createRoute({
   method: 'post',
@@ -78,12 +88,36 @@ const createOffer = createRoute({
     'node. A sub-offer outside that window is refused (409 policy_violation, rule `sublease_within_lease`); a node held through a ' +
     'sub-lease cannot be offered on (409, rule `sublease_one_level`; policy rule `baremetal:node:sublease`). While a sub-lease runs, ' +
     'its lessee has the node and the offering lessee has no access; whatever ends the offering lease\'s hold on the node ends the ' +
-    'sub-lease at the same instant.',
+    'sub-lease at the same instant.\n\n' +
+    `Many nodes at once (\`nodes\` or \`where\`, up to ${MAX_BULK_OFFER_NODES}): owners' offers only, under the same terms, in one transaction. When any node ` +
+    'cannot be offered (unknown, not yours, no owner project, an offer in force overlapping) nothing is created and the answer is 409 `conflict` with ' +
+    '`details.nodes`: per node `{node, node_id, node_name, code, message}`. An expression that matches none of your nodes is a 400.',
   request: {
     body: jsonBody(
       z
         .object({
-          node_id: IdOrName.openapi({ description: 'Node uuid or name.' }),
+          node_id: IdOrName.optional().openapi({ description: 'Node uuid or name: one node (answered with the offer). Exactly one of node_id, nodes, where.' }),
+          nodes: z
+            .array(IdOrName)
+            .min(1)
+            .max(MAX_BULK_OFFER_NODES)
+            .optional()
+            .openapi({ description: `Node uuids or names you own (operator: any), at most ${MAX_BULK_OFFER_NODES}: offered all at once or none (answered with \`offers\`).` }),
+          where: ExpressionInput.optional().openapi({
+            description: `Requirement expression over your nodes (operator: every node), e.g. \`gpus >= 1\`: every match offered at once or none; at most ${MAX_BULK_OFFER_NODES} may match.`,
+          }),
+          weekly: z
+            .array(WeeklyRuleInput)
+            .min(1)
+            .max(MAX_WEEKLY_RULES)
+            .optional()
+            .openapi({
+              description:
+                'Recurring weekly windows in which the node is available, within start and end: `DAYS [HH:MM-HH:MM]` local times, DAYS a day (mon … sun), a range (mon-fri), a list (sat,sun) or daily; ' +
+                'an end at or before the start runs into the next day; no times: the whole day. A lease must lie wholly inside one window (touching windows are one).',
+              example: ['mon-fri 18:00-08:00', 'sat-sun'],
+            }),
+          timezone: z.string().min(1).max(64).regex(/^[A-Za-z0-9_+/-]+$/, 'an IANA name such as Europe/Berlin').optional().openapi({ description: 'IANA timezone of `weekly` (default UTC).', example: 'Europe/Berlin' }),
           start: WindowTime.optional().openapi({ description: 'Default: now. Within 10 years of now.' }),
           end: WindowTime.optional().openapi({ description: 'Default: open-ended. Within 10 years of now.' }),
           max_lease_duration: Duration.optional(),
@@ -105,7 +139,10 @@ const createOffer = createRoute({
         .strict(),
     ),
   },
-  responses: { 201: jsonResponse(OfferSchema, 'The offer'), ...errorResponses(400, 401, 403, 404, 409) },
+  responses: {
+    201: jsonResponse(z.union([OfferSchema, OfferBatch]), 'The offer (node_id), or the offers created (nodes, where)'),
+    ...errorResponses(400, 401, 403, 404, 409),
+  },
 });
 
 const listOffers = createRoute({
@@ -152,43 +189,11 @@ const deleteOffer = createRoute({
   responses: { 204: { description: 'Withdrawn' }, ...errorResponses(401, 403, 404) },
 });
 
-export function offerStatus(o: Offer, now: Date): OfferStatus {
-  if (o.withdrawn_at) return 'withdrawn';
-  if (o.end && o.end.getTime() <= now.getTime()) return 'expired';
-  if (o.start.getTime() > now.getTime()) return 'scheduled';
-  return 'active';
-}
-
 export function offerRoutes(deps: ApiDeps) {
   const router = createRouter();
   const canSee = (p: Principal, o: Offer) => mayUseOffer({ isAdmin: isAdmin(p), projectId: p.projectId }, o);
 
-  /** Offers as JSON with their status and free windows (from now on, minus bookings and cleaning gaps). */
-  async function render(offers: readonly Offer[]) {
-    const now = deps.clock.now();
-    const nodeIds = [...new Set(offers.map((o) => o.node_id))];
-    const [bookings, names, projects] = await Promise.all([
-      deps.store.leasing.bookings(nodeIds, now, null),
-      deps.store.nodeNames(nodeIds),
-      projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
-    ]);
-    // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
-    const busyByNode = new Map<string, Interval[]>();
-    // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).
-    for (const b of bookings) {
-      const key = `${b.node_id}:${b.sub === true}`;
-      const list = busyByNode.get(key) ?? [];
-      list.push({ start: b.start.getTime(), end: b.blocked_until.getTime() });
-      busyByNode.set(key, list);
-    }
-    return offers.map((o) => {
-      const from = Math.max(o.start.getTime(), now.getTime());
-      const window: Interval = { start: from, end: o.end ? o.end.getTime() : Infinity };
-      const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
-      const free = o.withdrawn_at || window.end <= window.start ? [] : subtract([window], busy);
-      return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free, project_names: projects });
-    });
-  }
+  const render = (offers: readonly Offer[]) => renderOffers(deps, offers);
 
   async function projectIds(keys: readonly string[], field: string): Promise<string[]> {
     const ids: string[] = [];
@@ -204,6 +209,15 @@ export function offerRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const body = c.req.valid('json');
     const now = deps.clock.now();
+    const given = (['node_id', 'nodes', 'where'] as const).filter((k) => body[k] !== undefined);
+    if (given.length !== 1) {
+      throw new InvalidRequestError('give exactly one of node_id (a node), nodes (a list) or where (an expression)', { details: { field: given[1] ?? 'node_id' } });
+    }
+    if (body.node_id === undefined) {
+      const created = await createMany(principal, body, now);
+      c.get('log').info({ offers: created.length }, 'offers created');
+      return c.json({ offers: await render(created) }, 201);
+    }
     const sub = await subOfferFor(principal, body.node_id, body, now);
     if (sub) return c.json((await render([sub]))[0]!, 201);
     const { node, access } = await nodeForCaller(deps, principal, body.node_id);
@@ -211,34 +225,56 @@ export function offerRoutes(deps: ApiDeps) {
     if (!node.owner_project) {
       throw new ConflictError(`node ${node.name ?? node.id} has no owner project; the operator sets one first`, { details: { node_id: node.id } });
     }
-    const start = body.start ? new Date(body.start) : now;
-    const end = body.end ? new Date(body.end) : null;
-    checkWithinHorizon(start, now, 'start');
-    if (end) checkWithinHorizon(end, now, 'end');
-    if (end && end.getTime() <= Math.max(start.getTime(), now.getTime())) {
-      throw new InvalidRequestError('end must be after start and in the future', { details: { field: 'end' } });
-    }
-    const max = body.max_lease_duration === undefined ? null : parseDuration(body.max_lease_duration, 'max_lease_duration');
-    const min = body.min_lease_duration === undefined ? null : parseDuration(body.min_lease_duration, 'min_lease_duration');
-    if (max !== null && max <= 0) throw new InvalidRequestError('max_lease_duration must be longer than zero', { details: { field: 'max_lease_duration' } });
-    if (max !== null && min !== null && min > max) {
-      throw new InvalidRequestError('min_lease_duration is longer than max_lease_duration', { details: { field: 'min_lease_duration' } });
-    }
-    const reclaim = body.reclaim_notice === undefined ? null : parseDuration(body.reclaim_notice, 'reclaim_notice');
-    if ((body.price_per_node_hour === undefined) !== (body.currency === undefined)) {
-      const field = body.currency === undefined ? 'currency' : 'price_per_node_hour';
-      throw new InvalidRequestError('price_per_node_hour and currency go together', { details: { field } });
-    }
-    const extension = parseExtensionPolicy(body, max);
+    const terms = parseOfferTerms(body, now);
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: node.owner_project.id, start, end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), reclaim_notice_ms: reclaim, price_per_node_hour: body.price_per_node_hour ?? null, currency: body.currency ?? null, ...extension },
-      [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered` }],
+      ownerOffer(principal, node.id, node.owner_project.id, terms, allowed),
+      [{ type: 'offer.created', actor: principal.userName, actor_user_id: localUserId(principal), node_id: node.id, owner_project_id: node.owner_project.id, message: `${node.name ?? node.id} offered`, details: weeklyDetails(terms) }],
       now,
     );
     c.get('log').info({ offer: offer.id, node: node.id }, 'offer created');
     return c.json((await render([offer]))[0]!, 201);
   });
+
+  function ownerOffer(principal: Principal, nodeId: string, ownerId: string, terms: OfferTerms, allowed: string[] | null): NewOffer {
+    return { node_id: nodeId, project_id: ownerId, allowed_projects: allowed, created_by: localUserId(principal), ...terms };
+  }
+
+  /**
+   * Many nodes under the same terms, all or none: the terms checked first (a 400 before any node is looked at),
+   * then every node (unknown, not the caller's, no owner project, an offer in force overlapping), then one
+   * transaction; a node a concurrent offer took meanwhile refuses the whole batch the same way.
+   */
+  async function createMany(principal: Principal, body: OfferBody & { nodes?: string[]; where?: string }, now: Date) {
+    const terms = parseOfferTerms(body, now);
+    const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
+    const targets = await bulkTargets(deps, principal, body);
+    const { nodes, problems } = targets;
+    const asked = nodes.length + problems.length;
+    const overlapping = await deps.store.leasing.offersInForce(nodes.map((n) => n.id), terms.start, terms.end);
+    const taken = new Set(overlapping.filter((o) => o.parent_allocation_id === null && o.withdrawn_at === null).map((o) => o.node_id));
+    const all: NodeProblem[] = [...problems];
+    for (const n of nodes) {
+      if (!taken.has(n.id)) continue;
+      all.push({ node: targets.asked.get(n.id) ?? n.id, node_id: n.id, node_name: n.name, code: 'conflict', message: `node ${n.name ?? n.id} has an offer in force overlapping this window; withdraw it first` });
+    }
+    if (all.length > 0) throw bulkRefusal(all, asked);
+    const by = { actor: principal.userName, actor_user_id: localUserId(principal) };
+    try {
+      const created = await deps.store.leasing.createOffers(
+        nodes.map((n) => ({
+          offer: ownerOffer(principal, n.id, n.owner_project!.id, terms, allowed),
+          events: [{ type: 'offer.created', ...by, node_id: n.id, owner_project_id: n.owner_project!.id, message: `${n.name ?? n.id} offered (one of ${nodes.length})`, details: { batch: nodes.length, ...weeklyDetails(terms) } }],
+        })),
+        now,
+      );
+      return created;
+    } catch (err) {
+      const p = storeProblem(err, targets);
+      if (p) throw bulkRefusal([p], asked);
+      throw err;
+    }
+  }
 
   /**
    * A sub-offer, when the caller's project (not the node's owner) holds the node through a lease, active or to
@@ -278,10 +314,11 @@ export function offerRoutes(deps: ApiDeps) {
     if (body.reclaim_notice !== undefined) {
       throw new PolicyViolationError('reclaim_notice is the node owner\'s to set; a sub-offer ends with your lease', { details: { rule: SubleaseRule.WithinLease, field: 'reclaim_notice' } });
     }
+    const weekly = weeklyTerms(body);
     const allowed = body.allowed_projects === undefined ? null : await projectIds(body.allowed_projects, 'allowed_projects');
     const by = { actor: principal.userName, actor_user_id: localUserId(principal) };
     const offer = await deps.store.leasing.createOffer(
-      { node_id: node.id, project_id: principal.projectId, start: window.start, end: window.end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), parent_allocation_id: parent.id },
+      { node_id: node.id, project_id: principal.projectId, start: window.start, end: window.end, max_lease_ms: max, min_lease_ms: min, allowed_projects: allowed, created_by: localUserId(principal), parent_allocation_id: parent.id, weekly },
       [
         {
           type: 'offer.created',
@@ -372,3 +409,4 @@ export function offerRoutes(deps: ApiDeps) {
 
   return router;
 }
+

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { OFFER_STATUSES, type Offer } from '../api-types.js';
+import { OFFER_STATUSES, type Offer, type OfferBatch } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatEnd, formatLimit, formatWindow } from '../format.js';
@@ -9,6 +9,7 @@ import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
 import { parseDuration } from '../../domain/duration.js';
 import { listOptions, type ListFlags } from './list-options.js';
+import { collectWeekly, explainBulkRefusal, isBatch, offerTargets, parseTimezone } from './offer-batch.js';
 
 /** `--price 2.50`: a decimal with at most 4 places, sent as written (a string: no binary rounding). */
 function parsePrice(text: string): string {
@@ -38,8 +39,10 @@ function firstFree(o: Offer, now: Date): string {
 }
 
 function offerTable(offers: Offer[], now: Date): string {
+  // A WEEKLY column only when an offer of the page has weekly windows: most have none.
+  const weekly = offers.some((o) => o.weekly_summary);
   return renderTable(
-    ['ID', 'NODE', 'START', 'END', 'MAX LEASE', 'ALLOWED', 'STATUS', 'FREE'],
+    ['ID', 'NODE', 'START', 'END', 'MAX LEASE', 'ALLOWED', 'STATUS', ...(weekly ? ['WEEKLY'] : []), 'FREE'],
     offers.map((o) => [
       o.id,
       o.node_name ?? o.node_id,
@@ -48,6 +51,7 @@ function offerTable(offers: Offer[], now: Date): string {
       formatLimit(o.max_lease_duration),
       allowed(o),
       o.status,
+      ...(weekly ? [o.weekly_summary ?? 'always'] : []),
       firstFree(o, now),
     ]),
   );
@@ -63,6 +67,8 @@ function offerFields(o: Offer, now: Date): string {
     ['status', o.status],
     ['start', o.start],
     ['end', formatEnd(o.end)],
+    // Weekly windows only when the offer has them: the view of other offers stays as it was.
+    ...(o.weekly_summary ? [['weekly', `${o.weekly_summary}\n${(o.weekly ?? []).join('; ')}`] as [string, Cell]] : []),
     ['max lease', formatLimit(o.max_lease_duration)],
     ['min lease', o.min_lease_duration ?? 'none'],
     ['allowed projects', allowed(o)],
@@ -97,6 +103,9 @@ type OfferCreateFlags = {
   extensionWindow?: string;
   extensionMaxAhead?: string;
   maxTotalLength?: string;
+  where?: string;
+  weekly?: string[];
+  timezone?: string;
 };
 
 type OfferListFlags = ListFlags & {
@@ -118,8 +127,11 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
 
   offer
     .command('create')
-    .description('offer a node you own for lease (owner)')
-    .argument('<node>', 'node uuid, name or id prefix')
+    .description('offer nodes you own for lease (owner): one, several, or those matching --where; all or none')
+    .argument('[nodes...]', 'node uuids or names')
+    .option('--where <expression>', 'offer every node of yours matching this, e.g. "gpus >= 1" (at most 1000)')
+    .addOption(new Option('--weekly <rule>', 'available only in these weekly windows: DAYS [HH:MM-HH:MM], e.g. "mon-fri 18:00-08:00", "sat-sun"; repeat for more').argParser(collectWeekly))
+    .addOption(new Option('--timezone <iana>', 'timezone of --weekly, e.g. Europe/Berlin (default UTC)').argParser(parseTimezone))
     .addOption(new Option('--start <time>', 'from when (RFC 3339; default now)').argParser(parseTimestamp))
     .addOption(new Option('--end <time>', 'until when (RFC 3339; default open-ended)').argParser(parseTimestamp))
     .addOption(new Option('--max-lease <duration>', 'longest lease allowed, e.g. 5d, 12h, P5D').argParser(parseIsoDuration))
@@ -139,10 +151,17 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
     .addOption(new Option('--max-total-length <duration>', 'a lease never longer than this in total, extensions included, e.g. 14d').argParser(parseIsoDuration))
     .addHelpText(
       'after',
-      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create gpu-04 --max-lease 7d --extension-window 2d --extension-max-ahead 7d --max-total-length 14d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab' +
+      '\nExamples:\n  leasehold offer create gpu-01 --max-lease 5d --price 2.50 --currency EUR\n  leasehold offer create --where \'gpus >= 1\' --weekly \'mon-fri 18:00-08:00\' --weekly sat-sun --timezone Europe/Berlin\n  leasehold offer create gpu-01 gpu-02 gpu-03 --max-lease 2d   (all three or none)\n  leasehold offer create gpu-04 --max-lease 7d --extension-window 2d --extension-max-ahead 7d --max-total-length 14d\n  leasehold offer create gpu-03 --reclaim-notice 1d\n  leasehold offer create gpu-02 --start 2030-02-01T00:00:00Z --end 2030-03-01T00:00:00Z --allow physics-lab --allow chem-lab' +
         '\n  leasehold offer create gpu-04 --allow geo --end 2030-01-03T00:00:00Z   (a lessee sub-leasing a node it holds, within its lease)',
     )
-    .action(async (node: string, flags: OfferCreateFlags) => {
+    .addHelpText(
+      'after',
+      '\nWeekly rules: the day a window starts, local times in --timezone; an end at or before the start runs into the next day\n' +
+        '("mon-fri 18:00-08:00" covers Friday night to Saturday 08:00); no times: whole days. A lease must fit inside one window.',
+    )
+    .action(async (nodes: string[], flags: OfferCreateFlags) => {
+      const targets = offerTargets(nodes, flags.where);
+      if (flags.timezone !== undefined && flags.weekly === undefined) throw new UsageError('--timezone goes with --weekly');
       if (flags.start !== undefined && flags.end !== undefined && Date.parse(flags.end) <= Date.parse(flags.start)) {
         throw new UsageError('--end must be after --start');
       }
@@ -155,8 +174,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       }
       if ((flags.price === undefined) !== (flags.currency === undefined)) throw new UsageError('--price and --currency go together');
       const client = await ctx.client();
-      const created = await client.post<Offer>('/v1/offers', {
-        node_id: await resolveId(ctx, RefKind.Node, node),
+      const created = await explainBulkRefusal(ctx, () => client.post<Offer | OfferBatch>('/v1/offers', {
+        ...targets,
         start: flags.start,
         end: flags.end,
         max_lease_duration: flags.maxLease,
@@ -168,8 +187,14 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         extension_window: flags.extensionWindow,
         extension_max_ahead: flags.extensionMaxAhead,
         max_total_length: flags.maxTotalLength,
-      });
+        weekly: flags.weekly,
+        timezone: flags.timezone,
+      }));
       if (ctx.json) return ctx.print(created, () => '');
+      if (isBatch(created)) {
+        ctx.out(`Offered ${created.offers.length} node${created.offers.length === 1 ? '' : 's'}:\n${offerTable(created.offers, ctx.now())}`);
+        return;
+      }
       ctx.out(offerFields(created, ctx.now()));
     });
 

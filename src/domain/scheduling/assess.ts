@@ -2,6 +2,7 @@ import { formatDuration } from '../duration.js';
 import type { PlanNode } from '../inventory.js';
 import { offerAllows, type Offer } from '../leasing.js';
 import type { Interval } from './interval.js';
+import { offerCovers } from './offer-windows.js';
 
 /** A window already held on a node (an allocation), with its cleaning gap. */
 export interface Held {
@@ -82,10 +83,12 @@ function checkPolicy(node: Pick<PlanNode, 'id' | 'owner_project'>, window: Inter
   const offers = ctx.offersByNode.get(node.id) ?? [];
   if (offers.length === 0) return 'not offered';
   const duration = window.end - window.start;
-  const covering = offers.filter(
-    (o) => o.start.getTime() <= window.start && (o.end === null || o.end.getTime() >= window.end),
-  );
-  if (covering.length === 0) return 'no offer covers the whole window';
+  const covering = offers.filter((o) => offerCovers(o, window));
+  if (covering.length === 0) {
+    // Inside an offer's period but across the edge of its weekly windows: said so, the lessee can move the lease.
+    const weekly = offers.some((o) => o.weekly && o.start.getTime() <= window.start && (o.end === null || o.end.getTime() >= window.end));
+    return weekly ? "outside the offer's weekly windows" : 'no offer covers the whole window';
+  }
   let reason = '';
   const levels = new Set<boolean>();
   for (const o of covering) {

@@ -1,6 +1,7 @@
 import { offerAllows, type Offer } from '../leasing.js';
 import { assignInOrder } from './best-fit.js';
 import type { Interval } from './interval.js';
+import { offerIntervals } from './offer-windows.js';
 
 /** Instants (epoch ms, both bounds included) at which a window may start. */
 export type StartSet = readonly Interval[];
@@ -14,15 +15,23 @@ export interface StartGroup {
 /**
  * Where a node's owner lets `projectId` start a lease of `durationMs`: within an offer that allows the project and
  * that length and still covers the whole lease (a start in [offer start, offer end − duration]). An owner needs no
- * offer for its own node (`owned`: always).
+ * offer for its own node (`owned`: always). An offer with weekly windows lets it start only where the whole lease
+ * fits in one of them: those within `range` (a lease starting in it may end up to `durationMs` after its end).
  */
-export function offerStarts(offers: readonly Offer[], projectId: string, durationMs: number, owned: boolean): StartSet {
+export function offerStarts(offers: readonly Offer[], projectId: string, durationMs: number, owned: boolean, range: Interval = { start: -Infinity, end: Infinity }): StartSet {
   if (owned) return [{ start: -Infinity, end: Infinity }];
   const starts: Interval[] = [];
   for (const o of offers) {
     if (o.withdrawn_at !== null || !offerAllows(o, projectId)) continue;
     if (o.max_lease_ms !== null && durationMs > o.max_lease_ms) continue;
     if (o.min_lease_ms !== null && durationMs < o.min_lease_ms) continue;
+    if (o.weekly) {
+      if (!Number.isFinite(range.start) || !Number.isFinite(range.end)) throw new RangeError('offerStarts needs a finite range for a weekly offer');
+      for (const i of offerIntervals(o, { start: range.start, end: range.end + durationMs })) {
+        if (i.end - durationMs >= i.start) starts.push({ start: i.start, end: i.end - durationMs });
+      }
+      continue;
+    }
     const end = o.end === null ? Infinity : o.end.getTime() - durationMs;
     if (end >= o.start.getTime()) starts.push({ start: o.start.getTime(), end });
   }

@@ -1,6 +1,7 @@
 import { formatDuration } from '../duration.js';
 import { offerAllows, type Offer } from '../leasing.js';
 import type { Held } from './assess.js';
+import { offerStretchEnd } from './offer-windows.js';
 
 /**
  * How far a lessee may extend a lease by itself (issue 16, item 4). Each rule has a name the API returns
@@ -11,6 +12,7 @@ import type { Held } from './assess.js';
  *   `max_lease_duration` bounds the lease as booked and this one bounds it after extensions);
  * - `max_lease_length`: the offer's longest lease (no `max_total_length`);
  * - `offer_end`: the offer itself ends;
+ * - `offer_window`: the weekly window of the offer the lease lies in ends (an offer with weekly windows);
  * - `next_booking`: another lease booked on the node after this one (its start minus the cleaning gap);
  * - `project_max_lease_duration`: the lessee project's quota.
  * Shortening is never limited by these.
@@ -21,13 +23,15 @@ export type ExtensionRule =
   | 'max_total_length'
   | 'max_lease_length'
   | 'offer_end'
+  | 'offer_window'
   | 'next_booking'
   | 'project_max_lease_duration';
 
 export type ExtensionOffer = Pick<
   Offer,
   'node_id' | 'start' | 'end' | 'allowed_projects' | 'max_lease_ms' | 'extension_window_ms' | 'extension_max_ahead_ms' | 'max_total_ms'
->;
+> &
+  Partial<Pick<Offer, 'weekly'>>;
 
 export interface ExtensionLease {
   readonly start: Date;
@@ -58,6 +62,8 @@ export function offerExtensionLimit(offer: ExtensionOffer, lease: ExtensionLease
   }
   const caps: Array<[number, ExtensionRule]> = [];
   if (offer.end !== null) caps.push([offer.end.getTime(), 'offer_end']);
+  // A lease lies in one weekly window; it can grow only to that window's end.
+  if (offer.weekly) caps.push([offerStretchEnd({ start: offer.start, end: null, weekly: offer.weekly }, lease.start.getTime()), 'offer_window']);
   if (offer.max_total_ms !== null) caps.push([lease.start.getTime() + offer.max_total_ms, 'max_total_length']);
   else if (offer.max_lease_ms !== null) caps.push([lease.start.getTime() + offer.max_lease_ms, 'max_lease_length']);
   if (offer.extension_max_ahead_ms !== null) caps.push([now + offer.extension_max_ahead_ms, 'extension_max_ahead']);

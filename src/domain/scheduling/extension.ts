@@ -1,10 +1,11 @@
 import type { PlanNode } from '../inventory.js';
 import { offerAllows } from '../leasing.js';
 import { offerLengthCap, type AssessContext, type Refusal } from './assess.js';
+import { offerStretchEnd } from './offer-windows.js';
 
 /**
  * The latest end to which a lease that began at `leaseStart` may hold `node`, by the owner's policy (the best
- * offer covering the start that allows the project: its end and its longest lease) and by the next booking on
+ * offer covering the start that allows the project: its end, or its weekly window's, and its longest lease) and by the next booking on
  * the node (its start minus the cleaning gap). Infinity when nothing bounds it (an owner's own node, nothing
  * booked after); `leaseStart` when no offer allows it at all.
  */
@@ -16,7 +17,7 @@ export function latestEnd(node: PlanNode, leaseStart: number, ctx: AssessContext
       if (o.start.getTime() > leaseStart) continue;
       if (!offerAllows(o, ctx.project.id)) continue;
       const length = offerLengthCap(o, ctx.extending);
-      const cap = Math.min(o.end?.getTime() ?? Infinity, length === null ? Infinity : leaseStart + length);
+      const cap = Math.min(offerStretchEnd(o, leaseStart), length === null ? Infinity : leaseStart + length);
       policy = Math.max(policy, cap);
     }
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { systemClock } from '../../domain/clock.js';
 import type { Clock, Timer } from '../../domain/clock.js';
@@ -24,6 +25,10 @@ import { SimulatedNics } from './simulated-nics.js';
 import { createSimulatedNode, toDriverNode } from './simulated-node.js';
 import type { SimulatedNode } from './simulated-node.js';
 import { DEFAULT_TIMINGS, faultHits } from './simulated-types.js';
+import { SharedHardware } from './shared-hardware.js';
+import { applyState, SIMULATED_HOST, type SimulatedOp } from './simulated-state.js';
+import type { SimulatedHardwareStore } from '../../domain/simulated-hardware-store.js';
+import type { Logger } from '../../logger.js';
 import type { SimulatedFaults, SimulatedNodeSpec, SimulatedTimings } from './simulated-types.js';
 
 export type { NodeFault, SimulatedFaults, SimulatedNodeSpec, SimulatedTimings } from './simulated-types.js';
@@ -39,8 +44,7 @@ export interface SimulatedDriverOptions {
   readonly networks?: SimulatedNetworks;
 }
 
-/** The conductor name shown in `reservation` while an operation holds a node's lock. */
-const HOST = 'simulated';
+const HOST = SIMULATED_HOST;
 const VERBS: readonly string[] = Object.values(ProvisionVerb);
 const POWER_TARGETS: readonly string[] = Object.values(PowerTarget);
 const BOOT_DEVICES: readonly string[] = Object.values(BootDevice);
@@ -66,6 +70,10 @@ export class SimulatedDriver implements HardwareDriver {
   private currentFaults: SimulatedFaults;
   private closed = false;
   private readonly nics: SimulatedNics;
+  /** The store the hardware lives in (share()), or null: this process's alone, gone with it (tests, the bench). */
+  private shared: SharedHardware | null = null;
+  /** This instance, as the runner of the work it starts (simulated-state.ts). */
+  private readonly runner = randomUUID();
 
   constructor(options: SimulatedDriverOptions) {
     this.clock = options.clock ?? systemClock;
@@ -99,6 +107,34 @@ export class SimulatedDriver implements HardwareDriver {
 
   clearFaults(): void {
     this.currentFaults = {};
+  }
+
+  /**
+   * Keeps the hardware in `store` from now on (migration 0016): nodes stored before take their stored state (a
+   * restart finds its machines as it left them), new ones are enrolled, and every instance sharing the store
+   * drives the same machines (shared-hardware.ts).
+   */
+  async share(store: SimulatedHardwareStore, logger?: Logger): Promise<void> {
+    const shared = new SharedHardware(
+      store,
+      {
+        node: (uuid) => this.nodes.get(uuid),
+        vifsOf: (uuid) => this.nics.vifsOf(uuid),
+        restore: (node, state) => {
+          applyState(node, state);
+          this.nics.restoreVifs(node.uuid, state.vifs);
+        },
+        takeOver: (node) => {
+          const op = node.op;
+          if (op) this.completeOp(node as SimulatedNode, op);
+        },
+      },
+      this.clock,
+      this.runner,
+      logger,
+    );
+    await shared.open([...this.nodes.values()]);
+    this.shared = shared;
   }
 
   async ping(): Promise<void> {
@@ -141,6 +177,7 @@ export class SimulatedDriver implements HardwareDriver {
       else node.extra[key] = value;
     }
     this.touch(node);
+    await this.shared?.settle(node);
     return toDriverNode(node);
   }
 
@@ -155,14 +192,8 @@ export class SimulatedDriver implements HardwareDriver {
     node.last_error = null;
     node.target_power_state = target === PowerTarget.Off ? PowerState.Off : PowerState.On;
     node.reservation = HOST;
-    this.touch(node);
-    this.schedule(node, this.timings.powerMs, () => {
-      node.reservation = null;
-      node.target_power_state = null;
-      if (faultHits(this.currentFaults.powerFailure, node)) node.last_error = ironicMessages.powerFailed(target);
-      else this.applyPower(node, target, 'os');
-      this.touch(node);
-    });
+    this.start(node, { kind: 'power', target, due_at: this.dueIn(this.timings.powerMs), runner: this.runner }, this.timings.powerMs);
+    await this.shared?.settle(node);
   }
 
   async setBootDevice(id: string, device: BootDevice, persistent = false, call: CallOptions = {}): Promise<void> {
@@ -183,6 +214,7 @@ export class SimulatedDriver implements HardwareDriver {
     node.bootDevice = device;
     node.bootPersistent = persistent;
     this.touch(node);
+    await this.shared?.settle(node);
   }
 
   async getBootDevice(id: string): Promise<{ readonly boot_device: BootDevice | null; readonly persistent: boolean }> {
@@ -198,13 +230,8 @@ export class SimulatedDriver implements HardwareDriver {
     this.assertUnlocked(node);
     if (node.console_enabled === enabled) return; // Ironic accepts and does nothing
     node.reservation = HOST;
-    this.touch(node);
-    this.schedule(node, this.timings.consoleMs, () => {
-      node.reservation = null;
-      node.console_enabled = enabled;
-      if (!enabled) node.console.closeViewers();
-      this.touch(node);
-    });
+    this.start(node, { kind: 'console', enabled, due_at: this.dueIn(this.timings.consoleMs), runner: this.runner }, this.timings.consoleMs);
+    await this.shared?.settle(node);
   }
 
   async getConsole(id: string): Promise<ConsoleInfo> {
@@ -240,6 +267,7 @@ export class SimulatedDriver implements HardwareDriver {
     this.assertUnlocked(node); // Ironic takes the node's lock to attach
     this.nics.attach(node.uuid, vif, options.nicId);
     this.touch(node);
+    await this.shared?.settle(node);
   }
 
   async detachVif(nodeId: string, vif: string, call: CallOptions = {}): Promise<void> {
@@ -249,6 +277,7 @@ export class SimulatedDriver implements HardwareDriver {
     this.assertUnlocked(node);
     this.nics.detach(node.uuid, vif);
     this.touch(node);
+    await this.shared?.settle(node);
   }
 
   async setProvisionState(id: string, verb: ProvisionVerb, options: ProvisionOptions = {}): Promise<void> {
@@ -276,10 +305,17 @@ export class SimulatedDriver implements HardwareDriver {
     node.provisionTimer = null;
     if (plan.stages.length > 0) node.last_error = null;
     this.runStage(node, plan, steps, 0);
+    await this.shared?.settle(node);
+  }
+
+  /** Resolves when every change so far is in the store (share()); at once when the hardware is not shared. */
+  async flush(): Promise<void> {
+    await this.shared?.flush();
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.shared?.close();
     for (const node of this.nodes.values()) this.dispose(node);
   }
 
@@ -289,7 +325,9 @@ export class SimulatedDriver implements HardwareDriver {
     const uuid = valid?.uuid ?? '';
     const clash = [...this.nodes.values()].find((n) => n.uuid === uuid || n.name === valid?.name);
     if (!valid || clash) throw new AlreadyExistsError(`a node with uuid ${uuid} or name ${JSON.stringify(spec.name)} already exists`);
-    return toDriverNode(this.insert(valid));
+    const node = this.insert(valid);
+    this.shared?.enrolLater(node);
+    return toDriverNode(node);
   }
 
   /** Operator helper: the node disappears from Ironic (its work stops, its console viewers are cut). */
@@ -298,6 +336,7 @@ export class SimulatedDriver implements HardwareDriver {
     this.dispose(node);
     this.nodes.delete(node.uuid);
     this.nics.remove(node.uuid);
+    this.shared?.forget(node.uuid);
   }
 
   /** Operator helper: properties change in Ironic (re-inspection, an edit); a `null` value removes the key. */
@@ -335,6 +374,8 @@ export class SimulatedDriver implements HardwareDriver {
     if (this.currentFaults.unavailable) {
       throw new BackendUnavailableError('Ironic is unreachable (simulated outage): connection refused');
     }
+    // What other instances did to the machines since the last call (one query; nothing when nothing changed).
+    await this.shared?.pull();
   }
 
   /** A node by uuid or name, as Ironic resolves `{node_ident}`. */
@@ -356,6 +397,50 @@ export class SimulatedDriver implements HardwareDriver {
 
   private touch(node: SimulatedNode): void {
     node.updated_at = this.clock.now().toISOString();
+    this.shared?.changed(node);
+  }
+
+  private dueIn(ms: number): number {
+    return this.clock.now().getTime() + ms;
+  }
+
+  /** Starts a piece of work: recorded on the node (so another instance can finish it), finished by a timer here. */
+  private start(node: SimulatedNode, op: SimulatedOp, ms: number): Timer {
+    node.op = op;
+    this.touch(node);
+    return this.schedule(node, ms, () => this.completeOp(node, op));
+  }
+
+  /**
+   * Ends the current stage of `op` (a timer's, or work taken over from another instance). Nothing happens when the
+   * node's work is no longer `op` (aborted, replaced, or finished elsewhere meanwhile).
+   */
+  private completeOp(node: SimulatedNode, op: SimulatedOp): void {
+    if (node.op !== op) return;
+    switch (op.kind) {
+      case 'power':
+        node.op = null;
+        node.reservation = null;
+        node.target_power_state = null;
+        if (faultHits(this.currentFaults.powerFailure, node)) node.last_error = ironicMessages.powerFailed(op.target);
+        else this.applyPower(node, op.target, 'os');
+        this.touch(node);
+        return;
+      case 'console':
+        node.op = null;
+        node.reservation = null;
+        node.console_enabled = op.enabled;
+        if (!op.enabled) node.console.closeViewers();
+        this.touch(node);
+        return;
+      case 'provision': {
+        node.provisionTimer = null;
+        const stage = op.plan.stages[op.index];
+        const failed = stage?.check ? this.failingStep(node, stage.check, op.steps) : null;
+        if (stage?.check && failed !== null) return this.failPlan(node, stageFailure(stage.check, node.uuid, failed));
+        this.runStage(node, op.plan, op.steps, op.index + 1);
+      }
+    }
   }
 
   private schedule(node: SimulatedNode, ms: number, fn: () => void): Timer {
@@ -393,13 +478,7 @@ export class SimulatedDriver implements HardwareDriver {
     node.target_provision_state = stage.target;
     node.reservation = stage.locked ? HOST : null;
     if (stage.power) this.applyPower(node, stage.power, stage.boot ?? 'os');
-    this.touch(node);
-    node.provisionTimer = this.schedule(node, stage.ms, () => {
-      node.provisionTimer = null;
-      const failed = stage.check ? this.failingStep(node, stage.check, steps) : null;
-      if (stage.check && failed !== null) return this.failPlan(node, stageFailure(stage.check, node.uuid, failed));
-      this.runStage(node, plan, steps, index + 1);
-    });
+    node.provisionTimer = this.start(node, { kind: 'provision', plan, steps, index, due_at: this.dueIn(stage.ms), runner: this.runner }, stage.ms);
   }
 
   /** The step that fails the check (described as Ironic logs it), or null when it passes. */
@@ -420,6 +499,7 @@ export class SimulatedDriver implements HardwareDriver {
   }
 
   private failPlan(node: SimulatedNode, failure: StageFailure): void {
+    node.op = null;
     node.provision_state = failure.state;
     if (!failure.keepTarget) node.target_provision_state = null;
     node.reservation = null;
@@ -433,6 +513,7 @@ export class SimulatedDriver implements HardwareDriver {
   }
 
   private finishPlan(node: SimulatedNode, plan: ProvisionPlan): void {
+    node.op = null;
     node.provision_state = plan.final;
     if (!plan.keepTarget) node.target_provision_state = null;
     node.reservation = null;

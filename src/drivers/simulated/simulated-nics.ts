@@ -77,6 +77,16 @@ export class SimulatedNics {
     nic.vif = vif;
   }
 
+  /** The VIF on each of the node's NICs (by NIC id; null: free): what the store keeps. */
+  vifsOf(nodeId: string): Readonly<Record<string, string | null>> {
+    return Object.fromEntries((this.byNode.get(nodeId) ?? []).map((n) => [n.id, n.vif]));
+  }
+
+  /** Plugs the stored VIFs back (a restart, or another instance's change); NICs not named are left as they are. */
+  restoreVifs(nodeId: string, vifs: Readonly<Record<string, string | null>>): void {
+    for (const nic of this.byNode.get(nodeId) ?? []) if (nic.id in vifs) nic.vif = vifs[nic.id] ?? null;
+  }
+
   detach(nodeId: string, vif: string): void {
     const nic = (this.byNode.get(nodeId) ?? []).find((n) => n.vif === vif);
     if (nic) nic.vif = null;

@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../../domain/clock.js';
 import { PowerState, ProvisionState } from '../hardware-driver.js';
 import type { BootDevice, DriverNode } from '../hardware-driver.js';
 import { SerialConsole } from './serial-console.js';
+import type { SimulatedOp } from './simulated-state.js';
 import type { SimulatedNodeSpec } from './simulated-types.js';
 
 /** One simulated machine as the driver keeps it: Ironic's node fields, its secrets, its running work. */
@@ -28,6 +29,8 @@ export interface SimulatedNode {
   updated_at: string;
   bootDevice: BootDevice | null;
   bootPersistent: boolean;
+  /** The work in progress, as data (simulated-state.ts): what finishes it, here or in another instance. */
+  op: SimulatedOp | null;
   /** The next step of the running provision operation, cancelled when abort or undeploy takes over. */
   provisionTimer: Timer | null;
   /** Every pending timer of this node, cancelled when it is removed or the driver closes. */
@@ -64,6 +67,7 @@ export function createSimulatedNode(
     updated_at: clock.now().toISOString(),
     bootDevice: null,
     bootPersistent: false,
+    op: null,
     provisionTimer: null,
     timers: new Set(),
   };

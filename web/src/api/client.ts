@@ -8,6 +8,7 @@ export type Node = Schemas['Node'];
 export type Lease = Schemas['Lease'];
 export type Allocation = Lease['allocations'][number];
 export type Offer = Schemas['Offer'];
+export type OfferBatch = Schemas['OfferBatch'];
 export type User = Schemas['User'];
 export type Project = Schemas['Project'];
 export type NewConsole = Schemas['NewConsole'];

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Link } from 'wouter';
 import type { Allocation, Api, Schemas } from '../api/client';
+import { oneOffer } from '../api/offers';
 import { unwrap } from '../api/errors';
 import { formatTime } from '../lib/format';
 import { useAction } from '../lib/use-action';
@@ -54,10 +55,12 @@ export function SubOfferForm({ api, allocation, onChanged }: { api: Api; allocat
   const offer = () =>
     action.run(async () => {
       const end = utcInputToIso(until);
-      const made = unwrap(
-        await api.POST('/v1/offers', {
-          body: { node_id: allocation.node_id, ...(project.trim() ? { allowed_projects: [project.trim()] } : {}), ...(end ? { end } : {}) },
-        }),
+      const made = oneOffer(
+        unwrap(
+          await api.POST('/v1/offers', {
+            body: { node_id: allocation.node_id, ...(project.trim() ? { allowed_projects: [project.trim()] } : {}), ...(end ? { end } : {}) },
+          }),
+        ),
       );
       onChanged();
       return `${name} offered${project.trim() ? ` to ${project.trim()}` : ''} until ${formatTime(made.end ?? allocation.end)}.`;

@@ -1,5 +1,6 @@
 import { useMemo, useState, type CSSProperties, type FormEvent } from 'react';
 import type { Api, Node, Offer } from '../api/client';
+import { oneOffer } from '../api/offers';
 import { unwrap } from '../api/errors';
 import { fetchAll } from '../api/fetch-all';
 import { loadProjectNames } from '../api/projects';
@@ -19,7 +20,7 @@ import { canRoleAct } from '../nav';
 type View = 'in-force' | 'all' | Offer['status'];
 const IN_FORCE = new Set<Offer['status']>(['active', 'scheduled']);
 const PLAIN_LIST: CSSProperties = { listStyle: 'none', margin: 0, padding: 0 };
-const FIELDS = ['node_id', 'start', 'end', 'max_lease_duration', 'min_lease_duration', 'allowed_projects', 'extension_window', 'extension_max_ahead', 'max_total_length'] as const;
+const FIELDS = ['node_id', 'start', 'end', 'max_lease_duration', 'min_lease_duration', 'allowed_projects', 'extension_window', 'extension_max_ahead', 'max_total_length', 'weekly', 'timezone'] as const;
 
 /** The offers of the viewer's project (the operator: of every project, or of `owner`). */
 async function loadOffers(api: Api, owner: string | undefined, signal: AbortSignal) {
@@ -74,9 +75,17 @@ interface Draft {
   max: string;
   min: string;
   allowed: string;
+  /** Weekly rules separated by semicolons or lines ("mon-fri 18:00-08:00; sat-sun"). */
+  weekly: string;
+  timezone: string;
   extension: ExtensionDraft;
 }
-const EMPTY: Draft = { node: '', start: '', end: '', max: '', min: '', allowed: '', extension: EMPTY_EXTENSION };
+const EMPTY: Draft = { node: '', start: '', end: '', max: '', min: '', allowed: '', weekly: '', timezone: '', extension: EMPTY_EXTENSION };
+
+/** The weekly rules typed in the form: one per line or semicolon. */
+function weeklyRules(text: string): string[] {
+  return text.split(/[;\n]+/).map((r) => r.trim()).filter(Boolean);
+}
 
 function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: Node[]; showOwner: boolean; onCreated: () => void }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
@@ -95,6 +104,8 @@ function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: N
         max_lease_duration?: string;
         min_lease_duration?: string;
         allowed_projects?: string[];
+        weekly?: string[];
+        timezone?: string;
       } & ReturnType<typeof extensionBody> = { node_id: node, ...extensionBody(draft.extension) };
       const start = utcInputToIso(draft.start);
       const end = utcInputToIso(draft.end);
@@ -104,7 +115,11 @@ function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: N
       if (draft.min.trim()) body.min_lease_duration = draft.min.trim();
       const allowed = draft.allowed.split(/[\s,]+/).filter(Boolean);
       if (allowed.length > 0) body.allowed_projects = allowed;
-      const offer = unwrap(await api.POST('/v1/offers', { body }));
+      const weekly = weeklyRules(draft.weekly);
+      if (weekly.length > 0) body.weekly = weekly;
+      // A timezone alone means nothing (the server says so): sent only with rules.
+      if (weekly.length > 0 && draft.timezone.trim()) body.timezone = draft.timezone.trim();
+      const offer = oneOffer(unwrap(await api.POST('/v1/offers', { body })));
       setDraft({ ...EMPTY, node });
       onCreated();
       return `${offer.node_name ?? offer.node_id} is offered (${offer.status}).`;
@@ -146,6 +161,20 @@ function NewOfferForm({ api, nodes, showOwner, onCreated }: { api: Api; nodes: N
             error={errors.allowed_projects}
           >
             {(control) => <input {...control} value={draft.allowed} onChange={(e) => set('allowed')(e.target.value)} spellCheck={false} autoCapitalize="off" />}
+          </Field>
+        </div>
+        <div className="row" style={{ alignItems: 'flex-start' }}>
+          <Field
+            id="offer-weekly"
+            className="grow"
+            label="Weekly windows"
+            hint='Only at these times each week, e.g. "mon-fri 18:00-08:00; sat-sun" (an end before the start runs into the next day); empty: the whole window.'
+            error={errors.weekly}
+          >
+            {(control) => <input {...control} value={draft.weekly} onChange={(e) => set('weekly')(e.target.value)} spellCheck={false} autoCapitalize="off" />}
+          </Field>
+          <Field id="offer-timezone" label="Timezone" hint="IANA name, e.g. Europe/Berlin; empty: UTC" error={errors.timezone}>
+            {(control) => <input {...control} value={draft.timezone} onChange={(e) => set('timezone')(e.target.value)} spellCheck={false} autoCapitalize="off" />}
           </Field>
         </div>
         <ExtensionPolicyFields draft={draft.extension} onChange={(extension) => setDraft((d) => ({ ...d, extension }))} errors={errors} />
@@ -265,6 +294,7 @@ export function OffersPage() {
                   <td data-label="Window">
                     <div title={offer.start}>from {formatTime(offer.start)}</div>
                     <div title={offer.end ?? undefined}>{offer.end ? `until ${formatTime(offer.end)}` : 'open-ended'}</div>
+                    {offer.weekly_summary && <div className="small" title={(offer.weekly ?? []).join('; ')}>{offer.weekly_summary}</div>}
                   </td>
                   <td data-label="Status">
                     <StateBadge state={offer.status} />

@@ -87,7 +87,10 @@ export function layoutRow(node: AvailabilityNode, range: Range, width: number, o
   const { zoom, projectId, locale } = options;
   const name = nodeLabel(node);
   // A project may lease the nodes it owns whenever they are free: the whole range counts as offered to it.
-  const offeredIntervals: Interval[] = node.owned ? [range] : node.offers.map((o) => ({ start: parse(o.start), end: parse(o.end) }));
+  // An offer with weekly windows is offered only inside them (the API lists them within the range).
+  const offeredIntervals: Interval[] = node.owned
+    ? [range]
+    : node.offers.flatMap((o) => (o.windows ? o.windows.map((w) => ({ start: parse(w.start), end: parse(w.end) })) : [{ start: parse(o.start), end: parse(o.end) }]));
   const offered = offeredIntervals.flatMap((i) => box(i, range, width) ?? []);
 
   const segments: Segment[] = [];

@@ -1,0 +1,48 @@
+import type { Offer } from '../domain/leasing.js';
+import { subtract, type Interval } from '../domain/scheduling/interval.js';
+import { offerIntervals } from '../domain/scheduling/offer-windows.js';
+import type { OfferStatus } from '../store/leasing-store.js';
+import type { ApiDeps } from './context.js';
+import { projectNamesOf } from './project-names.js';
+import { offerJson } from './serializers.js';
+
+/**
+ * How far ahead an offer with weekly windows lists its free windows: they recur for ever, so the next four weeks
+ * (about 20 windows for nights and weekends) rather than an endless list.
+ */
+export const WEEKLY_FREE_HORIZON_MS = 28 * 86_400_000;
+
+export function offerStatus(o: Offer, now: Date): OfferStatus {
+  if (o.withdrawn_at) return 'withdrawn';
+  if (o.end && o.end.getTime() <= now.getTime()) return 'expired';
+  if (o.start.getTime() > now.getTime()) return 'scheduled';
+  return 'active';
+}
+
+/** Offers as JSON with their status and free windows (from now on, inside their weekly windows, minus bookings and cleaning gaps). */
+export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offers: readonly Offer[]) {
+  const now = deps.clock.now();
+  const nodeIds = [...new Set(offers.map((o) => o.node_id))];
+  // The offering and allowed projects' names, read once for the page: an owner may not list other projects.
+  const [bookings, names, projects] = await Promise.all([
+    deps.store.leasing.bookings(nodeIds, now, null),
+    deps.store.nodeNames(nodeIds),
+    projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
+  ]);
+  // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
+  const busyByNode = new Map<string, Interval[]>();
+  // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).
+  for (const b of bookings) {
+    const key = `${b.node_id}:${b.sub === true}`;
+    const list = busyByNode.get(key) ?? [];
+    list.push({ start: b.start.getTime(), end: b.blocked_until.getTime() });
+    busyByNode.set(key, list);
+  }
+  return offers.map((o) => {
+    const from = now.getTime();
+    const to = o.weekly ? from + WEEKLY_FREE_HORIZON_MS : Infinity;
+    const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
+    const free = o.withdrawn_at ? [] : subtract(offerIntervals(o, { start: from, end: to }), busy);
+    return offerJson(o, { node_name: names.get(o.node_id) ?? null, status: offerStatus(o, now), free_windows: free, project_names: projects });
+  });
+}
