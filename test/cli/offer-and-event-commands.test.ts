@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiError, FakeApi } from './helpers/fake-api.js';
 import { runCli } from './helpers/cli-runner.js';
-import { event, LEASE_ID, NODE_ID, offer, OFFER_ID, OTHER_PROJECT_ID, project, PROJECT_ID } from './helpers/fixtures.js';
+import { event, LEASE_ID, node, NODE_ID, offer, OFFER_ID, OTHER_PROJECT_ID, project, PROJECT_ID } from './helpers/fixtures.js';
 
 let api: FakeApi;
 
@@ -32,6 +32,17 @@ describe('leasehold offer create', () => {
       min_lease_duration: 'PT1H30M',
       allowed_projects: ['physics-lab', OTHER_PROJECT_ID],
     });
+  });
+
+  it('takes a node by the short id the node table prints: the server finds it by prefix, the offer names its id', async () => {
+    api.on('GET', '/v1/nodes', (request) => ok({ nodes: request.query.id_prefix === '0b6a5c3e' ? [node] : [], next: null }));
+    api.on('POST', '/v1/offers', { status: 201, body: offer });
+    const result = await cli('offer', 'create', '0b6a5c3e', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    // No node is named 0b6a5c3e (404), so the prefix: one short page, then the offer of that node's id.
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/nodes/0b6a5c3e', 'GET /v1/nodes', 'POST /v1/offers']);
+    expect(api.requests[1]?.query).toEqual({ id_prefix: '0b6a5c3e', limit: '10' });
+    expect(api.requests[2]?.body).toEqual({ node_id: NODE_ID });
   });
 
   it('sends only the node when no policy is given, and prints the offer', async () => {

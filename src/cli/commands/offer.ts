@@ -91,6 +91,18 @@ function extensionFields(o: Offer): (readonly [string, string])[] {
   ];
 }
 
+/**
+ * The nodes to offer with a short id prefix turned into the node's id, as the node table prints it; names and full
+ * ids go as they are (the server takes them). One after another: a thousand prefixes are not a thousand requests at once.
+ */
+async function resolveTargets(ctx: CliContext, targets: ReturnType<typeof offerTargets>): Promise<ReturnType<typeof offerTargets>> {
+  if ('where' in targets) return targets;
+  if ('node_id' in targets) return { node_id: await resolveId(ctx, RefKind.Node, targets.node_id) };
+  const nodes: string[] = [];
+  for (const node of targets.nodes) nodes.push(await resolveId(ctx, RefKind.Node, node));
+  return { nodes };
+}
+
 type OfferCreateFlags = {
   start?: string;
   end?: string;
@@ -128,7 +140,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
   offer
     .command('create')
     .description('offer nodes you own for lease (owner): one, several, or those matching --where; all or none')
-    .argument('[nodes...]', 'node uuids or names')
+    .argument('[nodes...]', 'node uuids, names or id prefixes')
     .option('--where <expression>', 'offer every node of yours matching this, e.g. "gpus >= 1" (at most 1000)')
     .addOption(new Option('--weekly <rule>', 'available only in these weekly windows: DAYS [HH:MM-HH:MM], e.g. "mon-fri 18:00-08:00", "sat-sun"; repeat for more').argParser(collectWeekly))
     .addOption(new Option('--timezone <iana>', 'timezone of --weekly, e.g. Europe/Berlin (default UTC)').argParser(parseTimezone))
@@ -174,8 +186,9 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       }
       if ((flags.price === undefined) !== (flags.currency === undefined)) throw new UsageError('--price and --currency go together');
       const client = await ctx.client();
+      const resolved = await resolveTargets(ctx, targets);
       const created = await explainBulkRefusal(ctx, () => client.post<Offer | OfferBatch>('/v1/offers', {
-        ...targets,
+        ...resolved,
         start: flags.start,
         end: flags.end,
         max_lease_duration: flags.maxLease,
