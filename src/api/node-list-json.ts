@@ -4,6 +4,7 @@ import type { NodeView } from '../domain/inventory.js';
 import { nodeAccess } from '../domain/policy.js';
 import type { Page, PageRequest } from '../store/page.js';
 import type { NodeFilter, NodeVisibility } from '../store/store.js';
+import { projectNamesOf } from './project-names.js';
 import { nodeJson, nodeLeaseJson } from './serializers.js';
 
 /** A node's JSON split where its `lease` goes: the only part of a listed node that depends on the moment. */
@@ -46,6 +47,8 @@ export class NodeListJson {
     if (this.copies.size + fresh.length > MAX_ENTRIES) this.copies.clear();
     for (const { node, version } of fresh) this.copies.set(node.id, { node, version });
 
+    // The lessees' names for the page's leases in force: one query, and none when no node is leased.
+    const lessees = await projectNamesOf(store, versions.items.map((v) => v.lease?.project_id));
     const items: string[] = [];
     for (const { id, lease } of versions.items) {
       // A node written between the two reads: its newer row is what we have; it is listed as read.
@@ -53,7 +56,7 @@ export class NodeListJson {
       if (!copy) continue;
       const access = nodeAccess(principal, copy.node, lease !== null && lease.project_id === principal.projectId) ?? 'lessee';
       const [head, tail] = access === 'lessee' ? (copy.redacted ??= split(copy.node, true)) : (copy.full ??= split(copy.node, false));
-      items.push(head + (lease ? JSON.stringify(nodeLeaseJson(lease)) : 'null') + tail);
+      items.push(head + (lease ? JSON.stringify(nodeLeaseJson({ ...lease, project_name: lessees.get(lease.project_id) ?? lease.project_id })) : 'null') + tail);
     }
     return { items, nextMarker: versions.nextMarker };
   }

@@ -3,6 +3,7 @@ import { subtract, type Interval } from '../domain/scheduling/interval.js';
 import { offerIntervals } from '../domain/scheduling/offer-windows.js';
 import type { OfferStatus } from '../store/leasing-store.js';
 import type { ApiDeps } from './context.js';
+import { projectNamesOf } from './project-names.js';
 import { offerJson } from './serializers.js';
 
 /**
@@ -22,8 +23,13 @@ export function offerStatus(o: Offer, now: Date): OfferStatus {
 export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offers: readonly Offer[]) {
   const now = deps.clock.now();
   const nodeIds = [...new Set(offers.map((o) => o.node_id))];
-  // The nodes' views (names and facts) in one query: a lessee chooses an offer by the node's hardware.
-  const [bookings, views] = await Promise.all([deps.store.leasing.bookings(nodeIds, now, null), deps.store.nodeViewsByIds(nodeIds)]);
+  // The nodes' views (names and facts) and the offering and allowed projects' names, read once for the page: a
+  // lessee chooses an offer by the node's hardware; an owner may not list other projects.
+  const [bookings, views, projects] = await Promise.all([
+    deps.store.leasing.bookings(nodeIds, now, null),
+    deps.store.nodeViewsByIds(nodeIds),
+    projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
+  ]);
   const nodes = new Map(views.map((v) => [v.node.id, v.node]));
   // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
   const busyByNode = new Map<string, Interval[]>();
@@ -40,6 +46,6 @@ export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offer
     const busy = busyByNode.get(`${o.node_id}:${o.parent_allocation_id !== null}`) ?? [];
     const free = o.withdrawn_at ? [] : subtract(offerIntervals(o, { start: from, end: to }), busy);
     const node = nodes.get(o.node_id);
-    return offerJson(o, { node_name: node?.name ?? null, node_facts: node?.facts ?? null, status: offerStatus(o, now), free_windows: free });
+    return offerJson(o, { node_name: node?.name ?? null, node_facts: node?.facts ?? null, status: offerStatus(o, now), free_windows: free, project_names: projects });
   });
 }

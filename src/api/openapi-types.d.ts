@@ -382,6 +382,8 @@ export interface paths {
                     limit?: number;
                     /** @description The id of the last item of the previous page. */
                     marker?: string;
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                 };
                 header?: never;
                 path?: never;
@@ -755,6 +757,10 @@ export interface paths {
                     /** @description The id of the last item of the previous page. */
                     marker?: string;
                     project_id?: string;
+                    /** @description Only the user of this name (user names are unique). */
+                    name?: string;
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1104,6 +1110,8 @@ export interface paths {
                     /** @description The id of the last item of the previous page. */
                     marker?: string;
                     user_id?: string;
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1396,6 +1404,8 @@ export interface paths {
                     provision_state?: string;
                     power_state?: string;
                     maintenance?: "true" | "false";
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                     /** @description Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups). */
                     where?: string;
                 };
@@ -2889,6 +2899,8 @@ export interface paths {
                     /** @description Offering project id or name. */
                     owner?: string;
                     status?: "scheduled" | "active" | "expired" | "withdrawn";
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                     /** @description Requirement expression the node must match. */
                     where?: string;
                     /** @description With to: offers in force overlapping [from, to). */
@@ -3398,6 +3410,10 @@ export interface paths {
                     marker?: string;
                     /** @description The lessee project (id or name). */
                     project?: string;
+                    /** @description Only leases of exactly this name (names are not unique). */
+                    name?: string;
+                    /** @description Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`). */
+                    id_prefix?: string;
                     state?: "pending" | "active" | "ending" | "ended" | "cancelled" | "failed";
                     node_id?: string;
                     /** @description Project id or name: only leases on nodes that project owns (the owner's "who leases my nodes"). Only the operator may name another project; for anyone else that list is empty. */
@@ -4563,6 +4579,8 @@ export interface components {
             name: string;
             /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
             project_id: string | null;
+            /** @description The name of project_id (null with it). */
+            project_name: string | null;
             /**
              * @description reader < member < manager within a project; admin is the operator.
              * @enum {string}
@@ -4641,6 +4659,8 @@ export interface components {
                 id: string;
                 /** @description A project's id: a uuid under local identity, Keystone's project id under Keystone. */
                 project_id: string;
+                /** @description The lessee project's name (its id when the project has no row). */
+                project_name: string;
                 /**
                  * Format: date-time
                  * @example 2030-01-01T00:00:00.000Z
@@ -4796,6 +4816,8 @@ export interface components {
                 [key: string]: number | string | boolean;
             } | null;
             project_id: string;
+            /** @description The offering project's name (null when it has no row). */
+            project_name: string | null;
             start: string;
             end: string | null;
             max_lease_duration: string | null;
@@ -4809,6 +4831,8 @@ export interface components {
             /** @description The longest a lease may become by extensions; null: max_lease_duration. */
             max_total_length: string | null;
             allowed_projects: string[] | null;
+            /** @description The names of allowed_projects, in the same order (null for an id with no project row); null with it. */
+            allowed_project_names: (string | null)[] | null;
             /**
              * @description Price per node-hour in `currency`; usage reports charges from it. Null: no price.
              * @example 2.5
@@ -5165,7 +5189,14 @@ export interface components {
             lease_id: string | null;
             offer_id: string | null;
             project_id: string | null;
+            /** @description The name of node_id (null when it has none). */
+            node_name: string | null;
+            /** @description The name of project_id (null when it has no row). */
+            project_name: string | null;
+            /** @description As recorded, with ids. */
             message: string;
+            /** @description The message as people read it: the node and project ids it names replaced by their names. */
+            display_message: string;
             details: {
                 [key: string]: unknown;
             };

@@ -39,6 +39,12 @@ export function safeText(max: number = TEXT_LIMITS.description) {
  */
 export const IdOrName = safeName();
 
+/** The start of an id as tables print it (`ff102e2b`): hex digits and dashes only, matched case-insensitively. */
+export const IdPrefix = z
+  .string()
+  .regex(/^[0-9a-fA-F-]{1,64}$/, 'the start of an id: hex digits and dashes')
+  .openapi({ description: 'Only those whose id starts with this (the short ids tables print, e.g. `ff102e2b`).', example: 'ff102e2b' });
+
 /** An RFC 3339 time with its offset, from 1970-01-01 to the end of 9999. */
 export const TimeInput = z.iso
   .datetime({ offset: true })
@@ -118,6 +124,7 @@ export const UserSchema = z
     id: UserId,
     name: z.string(),
     project_id: ProjectId.nullable(),
+    project_name: z.string().nullable().openapi({ description: 'The name of project_id (null with it).' }),
     role: RoleSchema,
     created_at: Timestamp.nullable().openapi({ description: "Null for a Keystone user (GET /v1/me): it has no row here." }),
   })
@@ -168,6 +175,7 @@ export const NodeSchema = z
       .object({
         id: Uuid,
         project_id: ProjectId,
+        project_name: z.string().openapi({ description: "The lessee project's name (its id when the project has no row)." }),
         end: Timestamp,
         sublease_of: z
           .object({ lease_id: Uuid, lease_name: z.string(), project_id: ProjectId, project_name: z.string(), start: Timestamp, end: Timestamp, state: z.string() })

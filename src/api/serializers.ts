@@ -4,6 +4,7 @@ import type { ApiToken, Project, User } from '../domain/identity.js';
 import type { NodeFacts, NodeView } from '../domain/inventory.js';
 import { autoRenewJson, extensionPolicyJson, noticesJson } from './extension-schemas.js';
 import type { NoticeEntry } from '../domain/notices.js';
+import { messageWithNames } from '../domain/event-text.js';
 import type { AuditEvent, Lease, Offer } from '../domain/leasing.js';
 import type { LinkedLease, SubleaseLinks } from '../store/sublease-store.js';
 
@@ -29,8 +30,9 @@ export function projectJson(p: Project) {
   };
 }
 
-export function userJson(u: User) {
-  return { id: u.id, name: u.name, project_id: u.project_id, role: u.role, created_at: iso(u.created_at) };
+/** `projectName`: the name of the user's project, read with the page (null for an operator, who has none). */
+export function userJson(u: User, projectName: string | null) {
+  return { id: u.id, name: u.name, project_id: u.project_id, project_name: u.project_id === null ? null : projectName, role: u.role, created_at: iso(u.created_at) };
 }
 
 export function tokenJson(t: ApiToken) {
@@ -51,7 +53,7 @@ export function tokenJson(t: ApiToken) {
  */
 export function nodeJson(
   n: NodeView,
-  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: { lease_id: string; project_id: string; end: Date } | null; sublease_of?: LinkedLease | null } = {},
+  view: { access?: 'admin' | 'owner' | 'lessee'; lease?: NamedCurrentLease | null; sublease_of?: LinkedLease | null } = {},
 ) {
   const lessee = view.access === 'lessee';
   return {
@@ -78,23 +80,43 @@ export function nodeJson(
   };
 }
 
+/** The lease granting access to a node now, with its lessee's name (the id when the project has no row). */
+export interface NamedCurrentLease {
+  readonly lease_id: string;
+  readonly project_id: string;
+  readonly project_name: string;
+  readonly end: Date;
+}
+
 /** The lease granting access to a node now, as a node shows it (the chain only where it was read: one node). */
-export function nodeLeaseJson(lease: { lease_id: string; project_id: string; end: Date }, sublease_of?: LinkedLease | null) {
+export function nodeLeaseJson(lease: NamedCurrentLease, sublease_of?: LinkedLease | null) {
   return {
     id: lease.lease_id,
     project_id: lease.project_id,
+    project_name: lease.project_name,
     end: iso(lease.end),
     ...(sublease_of !== undefined ? { sublease_of: sublease_of ? linkedLeaseJson(sublease_of) : null } : {}),
   };
 }
 
-export function offerJson(o: Offer, extra: { node_name: string | null; node_facts: NodeFacts | null; status: 'scheduled' | 'active' | 'expired' | 'withdrawn'; free_windows: readonly { start: number; end: number }[] }) {
+/** `project_names`: the names of the offering and allowed projects, read once for the page. */
+export function offerJson(
+  o: Offer,
+  extra: {
+    node_name: string | null;
+    node_facts: NodeFacts | null;
+    status: 'scheduled' | 'active' | 'expired' | 'withdrawn';
+    free_windows: readonly { start: number; end: number }[];
+    project_names: ReadonlyMap<string, string>;
+  },
+) {
   return {
     id: o.id,
     node_id: o.node_id,
     node_name: extra.node_name,
     node_facts: extra.node_facts === null ? null : { ...extra.node_facts },
     project_id: o.project_id,
+    project_name: extra.project_names.get(o.project_id) ?? null,
     start: iso(o.start),
     end: isoOrNull(o.end),
     max_lease_duration: o.max_lease_ms === null ? null : formatDuration(o.max_lease_ms),
@@ -104,6 +126,7 @@ export function offerJson(o: Offer, extra: { node_name: string | null; node_fact
     currency: o.currency ?? null,
     ...extensionPolicyJson(o),
     allowed_projects: o.allowed_projects === null ? null : [...o.allowed_projects],
+    allowed_project_names: o.allowed_projects === null ? null : o.allowed_projects.map((id) => extra.project_names.get(id) ?? null),
     weekly: o.weekly ? o.weekly.rules.map(formatWeeklyRule) : null,
     timezone: o.weekly ? o.weekly.timezone : null,
     weekly_summary: o.weekly ? describeWeekly(o.weekly) : null,
@@ -175,7 +198,11 @@ export function leaseJson(l: Lease, names: LeaseNames, now: Date) {
   };
 }
 
-export function eventJson(e: AuditEvent) {
+/**
+ * `names`: node and project names by id for the ids the page's events mention (idsMentioned), read once per page:
+ * the node and project columns and the message as people read them, beside the ids and the message as recorded.
+ */
+export function eventJson(e: AuditEvent, names: ReadonlyMap<string, string | null>) {
   return {
     seq: e.seq,
     at: iso(e.at),
@@ -186,7 +213,10 @@ export function eventJson(e: AuditEvent) {
     lease_id: e.lease_id,
     offer_id: e.offer_id,
     project_id: e.project_id,
+    node_name: e.node_id === null ? null : (names.get(e.node_id) ?? null),
+    project_name: e.project_id === null ? null : (names.get(e.project_id) ?? null),
     message: e.message,
+    display_message: messageWithNames(e.message, names),
     details: e.details,
   };
 }

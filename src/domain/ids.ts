@@ -7,3 +7,19 @@ export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
+
+/** What an id prefix may hold: the hex digits and dashes of the ids tables print (8 characters, say), never a LIKE wildcard. */
+const ID_PREFIX = /^[0-9a-f-]{1,64}$/i;
+
+export function isIdPrefix(value: string): boolean {
+  return ID_PREFIX.test(value);
+}
+
+/**
+ * The SQL LIKE pattern matching ids that start with `prefix` (lower case, as PostgreSQL prints uuids). Only hex
+ * digits and dashes get through, so the pattern never holds `%` or `_` from the caller; anything else throws.
+ */
+export function idPrefixPattern(prefix: string): string {
+  if (!isIdPrefix(prefix)) throw new RangeError(`not an id prefix: ${JSON.stringify(prefix)}`);
+  return `${prefix.toLowerCase()}%`;
+}

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { BookingDetail } from '../domain/availability.js';
 import { NotFoundError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { idPrefixPattern, isUuid } from '../domain/ids.js';
 import type { AuditEvent, Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Interval } from '../domain/scheduling/interval.js';
 import type { Database } from './database.js';
@@ -63,6 +63,7 @@ export class KyselyLeasingStore implements LeasingStore {
         query = query.where(inList('o.node_id', filter.node_ids));
       }
       if (filter.project_id !== undefined) query = query.where('o.project_id', '=', filter.project_id);
+      if (filter.id_prefix !== undefined) query = query.where(sql<SqlBool>`o.id::text like ${idPrefixPattern(filter.id_prefix)}`);
       if (filter.visible_to !== undefined) {
         const p = filter.visible_to;
         query = query.where(sql<SqlBool>`(o.project_id = ${p} or o.allowed_projects is null or ${p} = any(o.allowed_projects))`);
@@ -153,6 +154,8 @@ export class KyselyLeasingStore implements LeasingStore {
     return guard(async () => {
       let query = this.db.selectFrom('leases as l').selectAll('l');
       if (filter.project_id !== undefined) query = query.where('l.project_id', '=', filter.project_id);
+      if (filter.name !== undefined) query = query.where('l.name', '=', filter.name);
+      if (filter.id_prefix !== undefined) query = query.where(sql<SqlBool>`l.id::text like ${idPrefixPattern(filter.id_prefix)}`);
       if (filter.state !== undefined) query = query.where('l.state', '=', filter.state);
       if (filter.node_id !== undefined) {
         const node = filter.node_id;

@@ -3,7 +3,7 @@ import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.
 import { sql, type Kysely } from 'kysely';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
-import { isUuid } from '../domain/ids.js';
+import { idPrefixPattern, isUuid } from '../domain/ids.js';
 import type { InventoryNode, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
 import type { NetworkStore } from './network-store.js';
@@ -42,6 +42,7 @@ import type {
   NewToken,
   NewUser,
   NodeFilter,
+  UserFilter,
   NodeVersion,
   NodeRecord,
   NodeVisibility,
@@ -144,9 +145,10 @@ export class KyselyStore implements Store {
     });
   }
 
-  listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>> {
+  listProjects(filter: { readonly ids?: readonly string[]; readonly id_prefix?: string }, page: PageRequest): Promise<Page<Project>> {
     return guarded(async () => {
       let query = this.db.selectFrom('projects').selectAll();
+      if (filter.id_prefix !== undefined) query = query.where(sql<boolean>`id::text like ${idPrefixPattern(filter.id_prefix)}`);
       if (filter.ids !== undefined) {
         const ids = filter.ids;
         // `in ()` is not SQL; an empty allow-list matches nothing.
@@ -225,9 +227,11 @@ export class KyselyStore implements Store {
     });
   }
 
-  listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>> {
+  listUsers(filter: UserFilter, page: PageRequest): Promise<Page<User>> {
     return guarded(async () => {
       let query = this.db.selectFrom('users').selectAll();
+      if (filter.name !== undefined) query = query.where('name', '=', filter.name);
+      if (filter.id_prefix !== undefined) query = query.where(sql<boolean>`id::text like ${idPrefixPattern(filter.id_prefix)}`);
       if (filter.project_id !== undefined) {
         query = query.where('project_id', '=', filter.project_id);
       }
@@ -277,11 +281,12 @@ export class KyselyStore implements Store {
   }
 
   listTokens(
-    filter: { readonly user_id?: string; readonly project_id?: string },
+    filter: { readonly user_id?: string; readonly project_id?: string; readonly id_prefix?: string },
     page: PageRequest,
   ): Promise<Page<ApiToken>> {
     return guarded(async () => {
       let query = this.db.selectFrom('api_tokens as t').selectAll('t');
+      if (filter.id_prefix !== undefined) query = query.where(sql<boolean>`t.id::text like ${idPrefixPattern(filter.id_prefix)}`);
       if (filter.user_id !== undefined && !isUuid(filter.user_id)) {
         query = query.where(sql<boolean>`false`);
       } else {

@@ -30,6 +30,8 @@ export interface OfferFilter {
   readonly status?: OfferStatus;
   /** Offers a project may see: its own, and those it is allowed to lease from. */
   readonly visible_to?: string;
+  /** Offers whose id starts with this (a short id as tables print it). */
+  readonly id_prefix?: string;
   /** Offers in force overlapping [from, to). */
   readonly overlapping?: { readonly from: Date; readonly to: Date | null };
   /** Needed to tell the status apart. */
@@ -106,6 +108,10 @@ export const LEASE_ORDERS = Object.values(LeaseOrder);
 
 export interface LeaseFilter {
   readonly project_id?: string;
+  /** Leases of exactly this name (names are not unique: several may answer). */
+  readonly name?: string;
+  /** Leases whose id starts with this (a short id as tables print it). */
+  readonly id_prefix?: string;
   readonly state?: string;
   readonly node_id?: string;
   /** Leases holding (or having held) a node this project owns: the owner's "who leases my nodes". */

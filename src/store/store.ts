@@ -43,6 +43,14 @@ export interface NodeFilter {
   readonly maintenance?: boolean;
   /** Only these nodes (e.g. those a requirement expression matched). */
   readonly ids?: readonly string[];
+  /** Only nodes whose id starts with this (hex digits and dashes: the short ids tables print). */
+  readonly id_prefix?: string;
+}
+
+export interface UserFilter {
+  readonly project_id?: string;
+  readonly name?: string;
+  readonly id_prefix?: string;
 }
 
 /** What the inventory sync writes for one node: everything but the time of the sync. */
@@ -133,8 +141,11 @@ export interface Store {
    * renamed it (quotas and history stay Leasehold's). A name another project holds here gets the id appended.
    */
   ensureProject(id: string, name: string, now: Date): Promise<{ readonly id: string; readonly name: string }>;
-  /** Sorted by name. `ids` restricts the list (a non-admin sees its own project only). */
-  listProjects(filter: { readonly ids?: readonly string[] }, page: PageRequest): Promise<Page<Project>>;
+  /**
+   * Sorted by name. `ids` restricts the list (a non-admin sees its own project only); `id_prefix`: ids starting
+   * with it (a short id as tables print it).
+   */
+  listProjects(filter: { readonly ids?: readonly string[]; readonly id_prefix?: string }, page: PageRequest): Promise<Page<Project>>;
   updateProject(id: string, patch: ProjectPatch, now: Date): Promise<Project>;
   /**
    * Deletes a project nothing refers to. ConflictError, with the counts in `details` ({users, leases, offers,
@@ -145,8 +156,8 @@ export interface Store {
   /** NotFoundError('project', id) when project_id names no project. */
   createUser(input: NewUser, now: Date): Promise<User>;
   getUser(id: string): Promise<User | null>;
-  /** Sorted by name. */
-  listUsers(filter: { readonly project_id?: string }, page: PageRequest): Promise<Page<User>>;
+  /** Sorted by name. `name`: that user only; `id_prefix`: ids starting with it (a short id as tables print it). */
+  listUsers(filter: UserFilter, page: PageRequest): Promise<Page<User>>;
   /**
    * Deletes a user with its API and console tokens (they stop working at once). The leases and offers it created
    * stay, their creator forgotten; the audit log keeps its name.
@@ -155,9 +166,9 @@ export interface Store {
 
   createToken(input: NewToken, now: Date): Promise<ApiToken>;
   getToken(id: string): Promise<ApiToken | null>;
-  /** Sorted by creation time. `project_id` lists the tokens of that project's users. */
+  /** Sorted by creation time. `project_id` lists the tokens of that project's users; `id_prefix`: ids starting with it. */
   listTokens(
-    filter: { readonly user_id?: string; readonly project_id?: string },
+    filter: { readonly user_id?: string; readonly project_id?: string; readonly id_prefix?: string },
     page: PageRequest,
   ): Promise<Page<ApiToken>>;
   /** Idempotent: revoking a revoked token keeps the first revocation time. */

@@ -79,7 +79,7 @@ describe('Keystone principals', () => {
     const me = await t.request('GET', '/v1/me', { token: 'ks-lessee' });
     expect(me.status).toBe(200);
     expect(me.body).toEqual({
-      user: { id: TOKENS['ks-lessee']!.userId, name: 'x-member', project_id: LESSEE.id, role: 'member', created_at: null },
+      user: { id: TOKENS['ks-lessee']!.userId, name: 'x-member', project_id: LESSEE.id, project_name: LESSEE.name, role: 'member', created_at: null },
       project: LESSEE,
       identity: 'keystone',
     });

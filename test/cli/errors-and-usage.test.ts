@@ -172,11 +172,13 @@ describe('under --json, a failure is JSON on stdout too (the API error shape), w
   afterEach(() => api.stop());
 
   it("a server refusal prints the server's code, message and details, and exits 1", async () => {
-    api.on('GET', '/v1/leases/nope', { status: 404, body: { error: { code: 'not_found', message: 'lease "nope" not found', details: { resource: 'lease', id: 'nope' } } } });
-    const result = await runCli(['lease', 'show', 'nope', '--json', '--url', api.url, '--token', SECRET], NO_CONFIG);
+    // A full id goes to the server as it is: the refusal is the server's own.
+    const gone = '00000000-0000-4000-8000-00000000dead';
+    api.on('GET', `/v1/leases/${gone}`, { status: 404, body: { error: { code: 'not_found', message: `lease "${gone}" not found`, details: { resource: 'lease', id: gone } } } });
+    const result = await runCli(['lease', 'show', gone, '--json', '--url', api.url, '--token', SECRET], NO_CONFIG);
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'not_found', message: 'lease "nope" not found', details: { resource: 'lease', id: 'nope' } } });
-    expect(result.stderr).toContain('lease "nope" not found');
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'not_found', message: `lease "${gone}" not found`, details: { resource: 'lease', id: gone } } });
+    expect(result.stderr).toContain(`lease "${gone}" not found`);
   });
 
   it('no server to talk to is code unreachable and exit 3; a wrong command line is code usage and exit 2', async () => {

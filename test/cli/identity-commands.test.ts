@@ -97,7 +97,7 @@ describe('leasehold user', () => {
     expect(result.code).toBe(0);
     expect(api.only().body).toEqual({ name: 'alice', project_id: 'physics-lab', role: 'member' });
     expect(result.stdout).toContain(`id          ${USER_ID}`);
-    expect(result.stdout).toContain(`project id  ${PROJECT_ID}`);
+    expect(result.stdout).toContain(`project     physics-lab (${PROJECT_ID})`);
   });
 
   it('create makes an admin with no project', async () => {
@@ -123,7 +123,11 @@ describe('leasehold user', () => {
     api.on('GET', '/v1/users', { status: 200, body: { users: [user], next: null } });
     const result = await cli('user', 'list', '--project', 'physics-lab');
     expect(api.only().query).toEqual({ project_id: 'physics-lab' });
-    expect(result.stdout.split('\n')[0]).toBe('NAME   ID                                    ROLE    PROJECT ID                            CREATED AT');
+    expect(result.stdout.split('\n')).toEqual([
+      'NAME   ID                                    ROLE    PROJECT      CREATED AT',
+      `alice  ${USER_ID}  member  physics-lab  2029-12-03T10:00:00.000Z`,
+      '',
+    ]);
   });
 
   it('show fetches one user', async () => {
@@ -206,9 +210,17 @@ describe('leasehold token', () => {
   });
 
   it('revoke of an unknown id prints the server error and exits 1', async () => {
-    api.on('DELETE', '/v1/tokens/nope', apiError(404, 'not_found', 'token nope not found', { kind: 'token' }));
+    const gone = '00000000-0000-4000-8000-00000000dead';
+    api.on('DELETE', `/v1/tokens/${gone}`, apiError(404, 'not_found', `token ${gone} not found`, { kind: 'token' }));
+    const result = await cli('token', 'revoke', gone);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`error: token ${gone} not found (not_found, HTTP 404)\ndetails: {"kind":"token"}\n`);
+  });
+
+  it('revoke of something that is neither an id nor an id prefix says so without asking the server, and exits 1', async () => {
     const result = await cli('token', 'revoke', 'nope');
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('error: token nope not found (not_found, HTTP 404)\ndetails: {"kind":"token"}\n');
+    expect(result.stderr).toBe('error: token "nope" not found: no token you can see has that id or id prefix (not_found, HTTP 404)\ndetails: {"resource":"token","id":"nope"}\n');
+    expect(api.requests).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiError, FakeApi } from './helpers/fake-api.js';
 import { runCli } from './helpers/cli-runner.js';
-import { event, LEASE_ID, NODE_ID, offer, OFFER_ID, OTHER_PROJECT_ID, project, PROJECT_ID } from './helpers/fixtures.js';
+import { event, LEASE_ID, node, NODE_ID, offer, OFFER_ID, OTHER_PROJECT_ID, project, PROJECT_ID } from './helpers/fixtures.js';
 
 let api: FakeApi;
 
@@ -32,6 +32,17 @@ describe('leasehold offer create', () => {
       min_lease_duration: 'PT1H30M',
       allowed_projects: ['physics-lab', OTHER_PROJECT_ID],
     });
+  });
+
+  it('takes a node by the short id the node table prints: the server finds it by prefix, the offer names its id', async () => {
+    api.on('GET', '/v1/nodes', (request) => ok({ nodes: request.query.id_prefix === '0b6a5c3e' ? [node] : [], next: null }));
+    api.on('POST', '/v1/offers', { status: 201, body: offer });
+    const result = await cli('offer', 'create', '0b6a5c3e', '--json');
+    expect(result.code, result.stderr).toBe(0);
+    // No node is named 0b6a5c3e (404), so the prefix: one short page, then the offer of that node's id.
+    expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/nodes/0b6a5c3e', 'GET /v1/nodes', 'POST /v1/offers']);
+    expect(api.requests[1]?.query).toEqual({ id_prefix: '0b6a5c3e', limit: '10' });
+    expect(api.requests[2]?.body).toEqual({ node_id: NODE_ID });
   });
 
   it('sends only the node when no policy is given, and prints the offer', async () => {
@@ -94,14 +105,17 @@ describe('leasehold offer list, show, delete', () => {
     end: '2030-03-01T00:00:00.000Z',
     max_lease_duration: null,
     allowed_projects: [PROJECT_ID, OTHER_PROJECT_ID],
+    // The server names the projects it has rows for; an id without one stays an id.
+    allowed_project_names: ['physics-lab', null],
     free_windows: [{ start: '2030-02-01T00:00:00.000Z', end: '2030-03-01T00:00:00.000Z' }],
   };
-  const booked = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [], allowed_projects: [] };
+  const booked = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [], allowed_projects: [], allowed_project_names: [] };
 
-  it('prints the offers with --wide: open ends, "any" or project names, the first free window, dashes for hardware a server does not send', async () => {
+  it('prints the offers with --wide: open ends, "any" or the allowed projects by the names the server sends, the first free window, dashes for hardware a server does not send', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [offer, later, booked], next: null }));
-    api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
     const result = await cli('offer', 'list', '--wide');
+    // An owner may not list other projects: the names come with the offers, nothing else is asked.
+    expect(api.only().path).toBe('/v1/offers');
 
     expect(result.stdout).toBe(
       [
@@ -112,12 +126,6 @@ describe('leasehold offer list, show, delete', () => {
         '',
       ].join('\n'),
     );
-  });
-
-  it('does not look up project names when every offer is open to any project', async () => {
-    api.on('GET', '/v1/offers', ok({ offers: [offer], next: null }));
-    await cli('offer', 'list', '--wide');
-    expect(api.only().path).toBe('/v1/offers');
   });
 
   it('passes the filters as query parameters', async () => {
@@ -163,8 +171,8 @@ describe('leasehold offer list, show, delete', () => {
       ],
     };
     api.on('GET', `/v1/offers/${later.id}`, ok(gappy));
-    api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
     const result = await cli('offer', 'show', later.id);
+    expect(result.stdout).toContain(`owner             physics-lab (${PROJECT_ID})\n`);
     expect(result.stdout).toContain(
       'free              2030-02-01T00:00:00.000Z → 2030-02-10T00:00:00.000Z\n                  2030-02-12T00:00:00.000Z → 2030-03-01T00:00:00.000Z\n',
     );
@@ -187,19 +195,33 @@ describe('leasehold offer list, show, delete', () => {
 });
 
 describe('leasehold event list', () => {
-  it('prints the events with the short lease id', async () => {
-    const engine = { ...event, seq: 43, type: 'allocation.clean', outcome: 'error', actor: 'engine', lease_id: null, message: 'cleaning failed:\nBMC timeout' };
-    api.on('GET', '/v1/events', ok({ events: [event, engine], next: null }));
+  it('prints the events with node and project names, the short lease id, and messages with names for ids', async () => {
+    const engine = {
+      ...event,
+      seq: 43,
+      type: 'allocation.clean',
+      outcome: 'error',
+      actor: 'engine',
+      lease_id: null,
+      message: `cleaning node ${NODE_ID} failed:\nBMC timeout`,
+      display_message: 'cleaning node gpu-01 failed:\nBMC timeout',
+    };
+    // A node without a name, and a project without a row: their short ids.
+    const unnamed = { ...event, seq: 44, node_name: null, project_id: OTHER_PROJECT_ID, project_name: null, lease_id: null };
+    api.on('GET', '/v1/events', ok({ events: [event, engine, unnamed], next: null }));
     const result = await cli('event', 'list');
 
     expect(result.stdout).toBe(
       [
-        'AT                        TYPE              OUTCOME  ACTOR   NODE                                  LEASE     MESSAGE',
-        `2030-01-01T00:00:05.000Z  node.power        ok       alice   ${NODE_ID}  a1b2c3d4  power on`,
-        `2030-01-01T00:00:05.000Z  allocation.clean  error    engine  ${NODE_ID}  -         cleaning failed: BMC timeout`,
+        'AT                        TYPE              OUTCOME  ACTOR   NODE      PROJECT      LEASE     MESSAGE',
+        '2030-01-01T00:00:05.000Z  node.power        ok       alice   gpu-01    physics-lab  a1b2c3d4  power on',
+        '2030-01-01T00:00:05.000Z  allocation.clean  error    engine  gpu-01    physics-lab  -         cleaning node gpu-01 failed: BMC timeout',
+        '2030-01-01T00:00:05.000Z  node.power        ok       alice   0b6a5c3e  9e8d7c6b     -         power on',
         '',
       ].join('\n'),
     );
+    // --json keeps the message as recorded beside it.
+    expect(JSON.parse((await cli('event', 'list', '--json')).stdout).events[1]).toMatchObject({ message: engine.message, display_message: engine.display_message });
   });
 
   it('passes the filters, times in UTC, and pages with --marker', async () => {

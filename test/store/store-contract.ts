@@ -5,6 +5,7 @@ import { consoleContract } from './contract/console-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { leaseListContract } from './contract/lease-list-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
+import { lookupContract } from './contract/lookup-contract.js';
 import { nodesContract } from './contract/nodes-contract.js';
 import { noticesContract } from './contract/notices-contract.js';
 import { offersContract } from './contract/offers-contract.js';
@@ -34,6 +35,7 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     usageContract(openFreshStore);
     noticesContract(openFreshStore);
     subleaseContract(openFreshStore);
+    lookupContract(openFreshStore);
     offersContract(openFreshStore);
   });
 }

@@ -17,9 +17,22 @@ const event = (seq: number, type: string, details: Record<string, unknown> = {})
   lease_id: 'l-1',
   offer_id: null,
   project_id: PROJECT.id,
+  node_name: null,
+  project_name: PROJECT.name,
   message: `event ${seq}`,
+  display_message: `event ${seq}`,
   details,
 });
+
+const NODE_ID = '0b6a5c3e-1111-4222-8333-944455556666';
+/** An engine event as the API sends it: ids in the message as recorded, names in display_message. */
+const handedOver = {
+  ...event(4, 'allocation.active'),
+  node_id: NODE_ID,
+  node_name: 'gpu-a100-01',
+  message: `node ${NODE_ID} handed to project ${PROJECT.id}`,
+  display_message: `node gpu-a100-01 handed to project ${PROJECT.name}`,
+};
 
 function setup() {
   const api = fakeApi({
@@ -28,6 +41,7 @@ function setup() {
     'GET /v1/events': (_req, url) => {
       const q = url.searchParams;
       if (q.get('since') === '2031-01-01T00:00:00.000Z') return apiError(400, 'invalid_request', 'invalid request: query.since: Invalid ISO datetime', { issues: [{ field: 'query.since', message: 'Invalid ISO datetime' }] });
+      if (q.get('type') === 'allocation') return { events: [handedOver], next: null };
       if (!q.has('type')) return { events: [event(9, 'node.power_on')], next: null };
       // Newest first: the API's next link carries the filters and moves the marker on.
       if (q.get('marker') === '7') return { events: [event(6, 'lease.created'), event(5, 'lease.created')], next: null };
@@ -94,4 +108,21 @@ test('a filter the API refuses is marked with the API’s message', async () => 
   await user.click(screen.getByRole('button', { name: 'Apply filters' }));
   await waitFor(() => expect(since.getAttribute('aria-invalid')).toBe('true'));
   expect(document.getElementById('events-since-error')?.textContent).toBe('Invalid ISO datetime');
+});
+
+test('events read with names: the node and project by name, and the message with names for the ids it mentions', async () => {
+  const user = userEvent.setup();
+  const api = setup();
+  await screen.findByText('event 9');
+  await user.type(screen.getByLabelText('Type'), 'allocation');
+  await user.click(screen.getByRole('button', { name: 'Apply filters' }));
+  const message = await screen.findByText(`node gpu-a100-01 handed to project ${PROJECT.name}`);
+  // The message as recorded, ids and all, is kept in its tooltip.
+  expect(message.getAttribute('title')).toBe(`node ${NODE_ID} handed to project ${PROJECT.id}`);
+  const row = message.closest('tr')!;
+  expect(row.textContent).toContain('node gpu-a100-01');
+  expect(row.textContent).toContain(`project ${PROJECT.name}`);
+  expect(row.textContent).not.toContain(NODE_ID);
+  // The names come with the events: the page never lists the whole inventory to find them.
+  expect(api.requests.some((r) => new URL(r.url).pathname === '/v1/nodes')).toBe(false);
 });

@@ -4,6 +4,8 @@ import { isAdmin } from '../../domain/policy.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { IdOrName, TimeInput, errorResponses, jsonResponse, safeName } from '../schemas.js';
+import { idsMentioned } from '../../domain/event-text.js';
+import { projectNamesOf } from '../project-names.js';
 import { eventJson } from '../serializers.js';
 
 const Time = TimeInput;
@@ -19,7 +21,10 @@ export const EventSchema = z
     lease_id: z.string().nullable(),
     offer_id: z.string().nullable(),
     project_id: z.string().nullable(),
-    message: z.string(),
+    node_name: z.string().nullable().openapi({ description: 'The name of node_id (null when it has none).' }),
+    project_name: z.string().nullable().openapi({ description: 'The name of project_id (null when it has no row).' }),
+    message: z.string().openapi({ description: 'As recorded, with ids.' }),
+    display_message: z.string().openapi({ description: 'The message as people read it: the node and project ids it names replaced by their names.' }),
     details: z.record(z.string(), z.unknown()),
   })
   .openapi('Event');
@@ -71,7 +76,11 @@ export function eventRoutes(deps: ApiDeps) {
       },
       { limit: q.limit, marker: q.marker },
     );
-    return c.json({ events: page.items.map(eventJson), next: nextLink(c.req.url, page) }, 200);
+    // The names of every node and project the page mentions: one query for each kind, never one per event.
+    const ids = idsMentioned(page.items);
+    const [nodes, projects] = await Promise.all([deps.store.nodeNames(ids), projectNamesOf(deps.store, ids)]);
+    const names = new Map<string, string | null>([...nodes, ...projects]);
+    return c.json({ events: page.items.map((e) => eventJson(e, names)), next: nextLink(c.req.url, page) }, 200);
   });
   return router;
 }

@@ -11,7 +11,7 @@ import { LEASE_ORDERS, type LeaseOrder } from '../../store/leasing-store.js';
 import type { LeaseAsk } from '../../leasing/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { DurationInput, ExpressionInput, IdOrName, IdParam, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { leaseNames } from '../lease-names.js';
 import { leaseJson, type LeaseNames } from '../serializers.js';
 import { AutoRenewInput, AutoRenewOut, NoticeOut, parseAutoRenew } from '../extension-schemas.js';
@@ -156,6 +156,8 @@ const listLeases = createRoute({
     query: z.object({
       ...PageQuery,
       project: IdOrName.optional().openapi({ description: 'The lessee project (id or name).' }),
+      name: IdOrName.optional().openapi({ description: 'Only leases of exactly this name (names are not unique).' }),
+      id_prefix: IdPrefix.optional(),
       state: z.enum(STATES).optional(),
       node_id: IdOrName.optional(),
       owner: IdOrName.optional().openapi({
@@ -328,7 +330,7 @@ export function leaseRoutes(deps: ApiDeps) {
         ? undefined
         : { project_id: principal.projectId, project_name: principal.projectName };
     const page = await deps.store.leasing.listLeases(
-      { project_id: projectId, state: q.state, node_id: nodeId, owner, visible_to: visible },
+      { project_id: projectId, name: q.name, id_prefix: q.id_prefix, state: q.state, node_id: nodeId, owner, visible_to: visible },
       { limit: q.limit, marker: q.marker },
       q.order,
     );

@@ -6,8 +6,10 @@ import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { jsonText } from '../json-text.js';
 import { NodeListJson } from '../node-list-json.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { ExpressionInput, IdOrName, IdParam, NodeSchema, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
-import { nodeJson } from '../serializers.js';
+import { ExpressionInput, IdOrName, IdParam, IdPrefix, NodeSchema, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
+import { projectNamesOf } from '../project-names.js';
+import { nodeJson, type NamedCurrentLease } from '../serializers.js';
+import type { CurrentLease } from '../../store/leasing-store.js';
 import { localUserId } from '../../domain/identity.js';
 
 const NodeQuery = z.object({
@@ -20,6 +22,7 @@ const NodeQuery = z.object({
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
     .optional(),
+  id_prefix: IdPrefix.optional(),
   where: ExpressionInput.optional().openapi({ description: 'Requirement expression the node must match, e.g. `gpus >= 2 and memory >= 256GiB` (the grammar of lease groups).' }),
 });
 
@@ -92,6 +95,13 @@ export function nodeRoutes(deps: ApiDeps) {
   const router = createRouter();
   const nodeList = new NodeListJson(deps);
 
+  /** The lease in force with its lessee's name (one query), so `node show` says who has the node by name. */
+  async function withLesseeName(lease: CurrentLease | null): Promise<NamedCurrentLease | null> {
+    if (!lease) return null;
+    const names = await projectNamesOf(deps.store, [lease.project_id]);
+    return { ...lease, project_name: names.get(lease.project_id) ?? lease.project_id };
+  }
+
   router.openapi(listNodes, async (c) => {
     const { limit, marker, where, ...filter } = c.req.valid('query');
     const principal = c.get('principal');
@@ -112,7 +122,7 @@ export function nodeRoutes(deps: ApiDeps) {
     const { node, access, lease } = await nodeForCaller(deps, c.get('principal'), c.req.valid('param').id);
     // The chain, for one node only (a list would ask once per node): the lease a sub-lease is carved from.
     const sublease_of = lease ? await deps.store.subleases.parentOnNode(node.id, lease.lease_id, deps.clock.now()) : null;
-    return c.json(nodeJson(node, { access, lease, sublease_of }), 200);
+    return c.json(nodeJson(node, { access, lease: await withLesseeName(lease), sublease_of }), 200);
   });
 
   router.openapi(patchNode, async (c) => {
@@ -152,7 +162,7 @@ export function nodeRoutes(deps: ApiDeps) {
       );
     }
     const { node, access, lease } = await nodeForCaller(deps, principal, id);
-    return c.json(nodeJson(node, { access, lease }), 200);
+    return c.json(nodeJson(node, { access, lease: await withLesseeName(lease) }), 200);
   });
 
   return router;

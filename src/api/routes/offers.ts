@@ -14,7 +14,7 @@ import type { NewOffer } from '../../store/leasing-store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { DurationInput, ExpressionInput, IdOrName, IdParam, NodeFactsSchema, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, NodeFactsSchema, TimeInput, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
 import { ExtensionPolicyFields, ExtensionPolicyOut } from '../extension-schemas.js';
 import { MAX_BULK_OFFER_NODES, bulkRefusal, bulkTargets, storeProblem, type NodeProblem } from '../offer-bulk.js';
 import { renderOffers } from '../offer-render.js';
@@ -37,6 +37,7 @@ export const OfferSchema = z
       description: "The node's typed facts as GET /v1/nodes gives them (memory and disk in bytes, cpus, gpus, cpu_arch, ...), so a lessee sees what it may lease; null when the node is gone.",
     }),
     project_id: z.string(),
+    project_name: z.string().nullable().openapi({ description: 'The offering project\'s name (null when it has no row).' }),
     start: z.string(),
     end: z.string().nullable(),
     max_lease_duration: z.string().nullable(),
@@ -44,6 +45,9 @@ export const OfferSchema = z
     reclaim_notice: z.string().nullable().openapi({ description: 'The owner may take the node back from a lease with this much notice (POST /v1/nodes/{id}/reclaim); null: never before the lease ends.' }),
     ...ExtensionPolicyOut,
     allowed_projects: z.array(z.string()).nullable(),
+    allowed_project_names: z.array(z.string().nullable()).nullable().openapi({
+      description: 'The names of allowed_projects, in the same order (null for an id with no project row); null with it.',
+    }),
     price_per_node_hour: z.string().nullable().openapi({ description: 'Price per node-hour in `currency`; usage reports charges from it. Null: no price.', example: '2.5' }),
     currency: z.string().nullable().openapi({ description: 'ISO 4217 code of the price, e.g. EUR.', example: 'EUR' }),
     weekly: z.array(z.string()).nullable().openapi({
@@ -155,6 +159,7 @@ const listOffers = createRoute({
       node_id: IdOrName.optional(),
       owner: IdOrName.optional().openapi({ description: 'Offering project id or name.' }),
       status: z.enum(STATUSES).optional(),
+      id_prefix: IdPrefix.optional(),
       where: ExpressionInput.optional().openapi({ description: 'Requirement expression the node must match.' }),
       from: Time.optional().openapi({ description: 'With to: offers in force overlapping [from, to).' }),
       to: Time.optional(),
@@ -355,6 +360,7 @@ export function offerRoutes(deps: ApiDeps) {
         node_id: nodeId,
         node_ids: nodeIds,
         project_id: ownerId,
+        id_prefix: q.id_prefix,
         status: q.status,
         overlapping:
           q.from === undefined && q.to === undefined

@@ -8,7 +8,7 @@ import type { ProjectPatch } from '../../store/store.js';
 import { createRouter, type ApiDeps } from '../context.js';
 import { managedByKeystone } from '../keystone-managed.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { DurationInput, IdParam, ProjectSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
+import { DurationInput, IdParam, IdPrefix, ProjectSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
 import { projectJson } from '../serializers.js';
 
 const Name = z
@@ -54,7 +54,7 @@ const listProjects = createRoute({
   path: '/v1/projects',
   tags: ['identity'],
   summary: 'List projects (all for the operator, your own otherwise)',
-  request: { query: z.object(PageQuery) },
+  request: { query: z.object({ ...PageQuery, id_prefix: IdPrefix.optional() }) },
   responses: {
     200: jsonResponse(z.object({ projects: z.array(ProjectSchema), next: NextLink }), 'A page of projects'),
     ...errorResponses(400, 401),
@@ -135,8 +135,8 @@ export function projectRoutes(deps: ApiDeps) {
 
   router.openapi(listProjects, async (c) => {
     const principal = c.get('principal');
-    const { limit, marker } = c.req.valid('query');
-    const filter = isAdmin(principal) ? {} : { ids: principal.projectId ? [principal.projectId] : [] };
+    const { limit, marker, id_prefix } = c.req.valid('query');
+    const filter = { ...(isAdmin(principal) ? {} : { ids: principal.projectId ? [principal.projectId] : [] }), id_prefix };
     const page = await deps.store.listProjects(filter, { limit, marker });
     return c.json({ projects: page.items.map(projectJson), next: nextLink(c.req.url, page) }, 200);
   });

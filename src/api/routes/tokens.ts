@@ -9,7 +9,7 @@ import { createRouter, type ApiDeps } from '../context.js';
 import { localIdentityOnly } from '../keystone-managed.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdOrName, IdParam, NewTokenSchema, TimeInput, TokenSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
+import { IdOrName, IdParam, IdPrefix, NewTokenSchema, TimeInput, TokenSchema, errorResponses, jsonBody, jsonResponse, safeText } from '../schemas.js';
 import { tokenJson } from '../serializers.js';
 
 const NewToken = z
@@ -38,7 +38,7 @@ const listTokens = createRoute({
   path: '/v1/tokens',
   tags: ['identity'],
   summary: 'List tokens you may manage (values are never shown again)',
-  request: { query: z.object({ ...PageQuery, user_id: IdOrName.optional() }) },
+  request: { query: z.object({ ...PageQuery, user_id: IdOrName.optional(), id_prefix: IdPrefix.optional() }) },
   responses: {
     200: jsonResponse(z.object({ tokens: z.array(TokenSchema), next: NextLink }), 'A page of tokens'),
     ...errorResponses(400, 401, 404),
@@ -108,8 +108,8 @@ export function tokenRoutes(deps: ApiDeps) {
 
   router.openapi(listTokens, async (c) => {
     const principal = c.get('principal');
-    const { limit, marker, user_id } = c.req.valid('query');
-    let filter: { user_id?: string; project_id?: string } = {};
+    const { limit, marker, user_id, id_prefix } = c.req.valid('query');
+    let filter: { user_id?: string; project_id?: string; id_prefix?: string } = {};
     if (user_id !== undefined) {
       const user = await visibleUser(deps.store, principal, user_id);
       if (!canManageTokensOf(principal, user)) throw new NotFoundError('user', user_id);
@@ -120,7 +120,7 @@ export function tokenRoutes(deps: ApiDeps) {
           ? { project_id: principal.projectId }
           : { user_id: principal.userId };
     }
-    const page = await deps.store.listTokens(filter, { limit, marker });
+    const page = await deps.store.listTokens({ ...filter, id_prefix }, { limit, marker });
     return c.json({ tokens: page.items.map(tokenJson), next: nextLink(c.req.url, page) }, 200);
   });
 

@@ -7,8 +7,10 @@ import { createRouter, type ApiDeps } from '../context.js';
 import { localIdentityOnly } from '../keystone-managed.js';
 import { visibleUser } from '../lookups.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
-import { IdOrName, IdParam, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { IdOrName, IdParam, IdPrefix, RoleSchema, UserSchema, errorResponses, jsonBody, jsonResponse } from '../schemas.js';
+import { projectNamesOf } from '../project-names.js';
 import { userJson } from '../serializers.js';
+import type { User } from '../../domain/identity.js';
 
 const NewUser = z
   .object({
@@ -39,7 +41,14 @@ const listUsers = createRoute({
   path: '/v1/users',
   tags: ['identity'],
   summary: "List users (all for the operator, your project's otherwise)",
-  request: { query: z.object({ ...PageQuery, project_id: IdOrName.optional() }) },
+  request: {
+    query: z.object({
+      ...PageQuery,
+      project_id: IdOrName.optional(),
+      name: IdOrName.optional().openapi({ description: 'Only the user of this name (user names are unique).' }),
+      id_prefix: IdPrefix.optional(),
+    }),
+  },
   responses: {
     200: jsonResponse(z.object({ users: z.array(UserSchema), next: NextLink }), 'A page of users'),
     ...errorResponses(400, 401),
@@ -90,6 +99,12 @@ export function userRoutes(deps: ApiDeps) {
   for (const path of ['/v1/users', '/v1/users/*']) router.use(path, localIdentityOnly(deps, 'users'));
 
 
+  /** A user as JSON with its project's name (one query). */
+  async function named(user: User) {
+    const names = await projectNamesOf(deps.store, [user.project_id]);
+    return userJson(user, user.project_id === null ? null : (names.get(user.project_id) ?? null));
+  }
+
   router.openapi(createUser, async (c) => {
     const principal = c.get('principal');
     const body = c.req.valid('json');
@@ -116,12 +131,12 @@ export function userRoutes(deps: ApiDeps) {
     }
     const user = await deps.store.createUser({ name: body.name, project_id: projectId, role: body.role }, deps.clock.now());
     c.get('log').info({ created_user: user.id, role: user.role, project: projectId }, 'user created');
-    return c.json(userJson(user), 201);
+    return c.json(await named(user), 201);
   });
 
   router.openapi(listUsers, async (c) => {
     const principal = c.get('principal');
-    const { limit, marker, project_id } = c.req.valid('query');
+    const { limit, marker, project_id, name, id_prefix } = c.req.valid('query');
     let projectFilter: string | undefined;
     if (project_id !== undefined) {
       const project = await deps.store.findProject(project_id);
@@ -129,13 +144,14 @@ export function userRoutes(deps: ApiDeps) {
       projectFilter = project.id;
     }
     if (!isAdmin(principal)) projectFilter = principal.projectId ?? NIL_UUID;
-    const page = await deps.store.listUsers({ project_id: projectFilter }, { limit, marker });
-    return c.json({ users: page.items.map(userJson), next: nextLink(c.req.url, page) }, 200);
+    const page = await deps.store.listUsers({ project_id: projectFilter, name, id_prefix }, { limit, marker });
+    const names = await projectNamesOf(deps.store, page.items.map((u) => u.project_id));
+    return c.json({ users: page.items.map((u) => userJson(u, u.project_id === null ? null : (names.get(u.project_id) ?? null))), next: nextLink(c.req.url, page) }, 200);
   });
 
   router.openapi(getUser, async (c) => {
     const user = await visibleUser(deps.store, c.get('principal'), c.req.valid('param').id);
-    return c.json(userJson(user), 200);
+    return c.json(await named(user), 200);
   });
 
   router.openapi(deleteUser, async (c) => {
@@ -159,11 +175,11 @@ export function userRoutes(deps: ApiDeps) {
       principal.projectId && principal.projectName ? { id: principal.projectId, name: principal.projectName } : null;
     if (principal.source === 'keystone') {
       // A Keystone user has no row here: what its token says, as of this request.
-      const user = { id: principal.userId, name: principal.userName, project_id: principal.projectId, role: principal.role, created_at: null };
+      const user = { id: principal.userId, name: principal.userName, project_id: principal.projectId, project_name: principal.projectName ?? null, role: principal.role, created_at: null };
       return c.json({ user, project, identity: 'keystone' as const }, 200);
     }
     const user = await visibleUser(deps.store, principal, principal.userId);
-    return c.json({ user: userJson(user), project, identity: 'local' as const }, 200);
+    return c.json({ user: userJson(user, principal.projectName ?? null), project, identity: 'local' as const }, 200);
   });
 
   return router;

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { WebSocket, type RawData } from 'ws';
 import type { CliContext, CliInput } from '../context.js';
 import { CommandFailedError, UnreachableError, UsageError } from '../errors.js';
+import { RefKind, resolveId } from '../resolve-ref.js';
 
 /** What POST /v1/nodes/{id}/console answers (the url carries the console token: a secret). */
 interface OpenedConsole {
@@ -27,7 +28,7 @@ export function registerConsoleCommand(program: Command, ctx: CliContext): void 
   program
     .command('console')
     .description("attach the terminal to a node's serial console (Ctrl-] detaches)")
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .addHelpText(
       'after',
       `
@@ -40,7 +41,7 @@ With input from a pipe, it detaches ${LINGER_MS / 1000} s after the input ends.`
       const input = ctx.io.stdin;
       if (!input) throw new UsageError('leasehold console needs an input stream (a terminal)');
       const client = await ctx.client();
-      const opened = await client.post<OpenedConsole>(`/v1/nodes/${encodeURIComponent(node)}/console`);
+      const opened = await client.post<OpenedConsole>(`/v1/nodes/${encodeURIComponent(await resolveId(ctx, RefKind.Node, node))}/console`);
       const token = new URL(opened.url).searchParams.get('token');
       if (token) ctx.secrets.add(token);
       try {

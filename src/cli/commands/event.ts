@@ -6,12 +6,26 @@ import { shortId } from '../format.js';
 import { renderTable } from '../output.js';
 import { printList } from '../paging.js';
 import { parseTimestamp } from '../parsers.js';
+import { RefKind, resolveId } from '../resolve-ref.js';
 import { listOptions, type ListFlags } from './list-options.js';
 
+/**
+ * Names where people read: the node and the project by name (the short id when it has none), and the message with
+ * the ids it mentions replaced by names, as the server sends it in display_message (a server from before: message).
+ */
 function eventTable(events: AuditEvent[]): string {
   return renderTable(
-    ['AT', 'TYPE', 'OUTCOME', 'ACTOR', 'NODE', 'LEASE', 'MESSAGE'],
-    events.map((e) => [e.at, e.type, e.outcome, e.actor, e.node_id, shortId(e.lease_id), e.message]),
+    ['AT', 'TYPE', 'OUTCOME', 'ACTOR', 'NODE', 'PROJECT', 'LEASE', 'MESSAGE'],
+    events.map((e) => [
+      e.at,
+      e.type,
+      e.outcome,
+      e.actor,
+      e.node_name ?? shortId(e.node_id),
+      e.project_name ?? shortId(e.project_id),
+      shortId(e.lease_id),
+      e.display_message ?? e.message,
+    ]),
   );
 }
 
@@ -29,21 +43,21 @@ export function registerEventCommands(program: Command, ctx: CliContext): void {
   const event = program.command('event').description('read the audit log').helpCommand(false);
 
   listOptions(event.command('list').description('list audit events, newest first'))
-    .option('--node <node>', 'only events about this node (uuid or name)')
-    .option('--lease <lease-id>', 'only events about this lease')
-    .option('--project <project>', 'only events of this project (id or name)')
+    .option('--node <node>', 'only events about this node (uuid, name or id prefix)')
+    .option('--lease <lease>', 'only events about this lease (id, name or id prefix)')
+    .option('--project <project>', 'only events of this project (id, name or id prefix)')
     .option('--type <type>', 'only events of this type')
     .addOption(new Option('--since <time>', 'only events at or after this time (RFC 3339)').argParser(parseTimestamp))
     .addOption(new Option('--until <time>', 'only events before this time (RFC 3339)').argParser(parseTimestamp))
-    .addHelpText('after', '\nLEASE shows the first 8 characters of the lease id; --json has the full ids and details.')
+    .addHelpText('after', '\nLEASE shows the first 8 characters of the lease id; --json has the full ids, the message as recorded and details.')
     .action(async (flags: EventListFlags) => {
       if (flags.since !== undefined && flags.until !== undefined && Date.parse(flags.until) <= Date.parse(flags.since)) {
         throw new UsageError('--until must be after --since');
       }
       const query = {
-        node_id: flags.node,
-        lease_id: flags.lease,
-        project: flags.project,
+        node_id: await resolveId(ctx, RefKind.Node, flags.node),
+        lease_id: await resolveId(ctx, RefKind.Lease, flags.lease),
+        project: await resolveId(ctx, RefKind.Project, flags.project),
         type: flags.type,
         since: flags.since,
         until: flags.until,

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import type { Lease } from '../api-types.js';
 import type { CliContext } from '../context.js';
-import { UsageError } from '../errors.js';
+import type { ApiClient } from '../client.js';
+import { ApiError, UsageError } from '../errors.js';
 import { renderTable } from '../output.js';
 import { parseTimestamp } from '../parsers.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { REPLACE_TEXT, leaseView, replaceOption } from './lease.js';
 
 const leasePath = (id: string) => `/v1/leases/${encodeURIComponent(id)}`;
@@ -27,8 +29,8 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
   lease
     .command('replace')
     .description('swap one node of a lease for an equivalent free one (a node that works but misbehaves)')
-    .argument('<lease>', 'lease id')
-    .argument('<node>', 'the node to give up (uuid or name)')
+    .argument('<lease>', 'lease id, name or id prefix')
+    .argument('<node>', 'the node to give up (uuid, name or id prefix)')
     .option('--reason <text>', 'why, for the lease events (e.g. "flaky NIC")')
     .addHelpText(
       'after',
@@ -43,41 +45,44 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
         '  leasehold lease replace 5f3c... gpu-03 --reason "GPU throws ECC errors"',
       ].join('\n'),
     )
-    .action(async (id: string, nodeId: string, flags: { reason?: string }) => {
+    .action(async (ref: string, nodeRef: string, flags: { reason?: string }) => {
       const client = await ctx.client();
+      const { id, nodeId } = await leaseAndNode(client, ref, nodeRef);
       const updated = await client.post<Lease>(`${allocationPath(id, nodeId)}/replace`, flags.reason ? { reason: flags.reason } : {});
       ctx.print(updated, () => leaseView(updated));
       if (!ctx.json) {
         const substitute = updated.allocations.find((a) => a.replaces !== null && (a.replaces === nodeId || nodeNamed(updated, a.replaces) === nodeId));
-        if (substitute) ctx.note(`${nodeId} replaced by ${substitute.node_name ?? substitute.node_id}; ${nodeId} is being released and wiped`);
+        if (substitute) ctx.note(`${nodeRef} replaced by ${substitute.node_name ?? substitute.node_id}; ${nodeRef} is being released and wiped`);
       }
     });
 
   lease
     .command('release')
     .description('give one node of a lease back now; the rest of the lease goes on (the last node ends the lease)')
-    .argument('<lease>', 'lease id')
-    .argument('<node>', 'the node to give back (uuid or name)')
+    .argument('<lease>', 'lease id, name or id prefix')
+    .argument('<node>', 'the node to give back (uuid, name or id prefix)')
     .addHelpText('after', '\nYour access to the node is cut at once, its networks come off and it is wiped and returned to the pool.\n\nExample:\n  leasehold lease release 5f3c... gpu-03')
-    .action(async (id: string, nodeId: string) => {
+    .action(async (ref: string, nodeRef: string) => {
       const client = await ctx.client();
+      const { id, nodeId } = await leaseAndNode(client, ref, nodeRef);
       const updated = await client.request<Lease>('DELETE', allocationPath(id, nodeId));
       ctx.print(updated, () => leaseView(updated));
       if (!ctx.json) {
         // A node given back early is marked `returned`; the last one instead ends the lease (its end moved to now).
         const returned = updated.allocations.some((a) => a.leave_reason === 'returned' && (a.node_id === nodeId || a.node_name === nodeId));
-        ctx.note(returned ? `${nodeId} is being released and wiped; the lease goes on` : `that was the last node: lease ${updated.id} ends now (${updated.end})`);
+        ctx.note(returned ? `${nodeRef} is being released and wiped; the lease goes on` : `that was the last node: lease ${updated.id} ends now (${updated.end})`);
       }
     });
 
   lease
     .command('set')
     .description("change how a lease treats a failed node")
-    .argument('<lease>', 'lease id')
+    .argument('<lease>', 'lease id, name or id prefix')
     .addOption(replaceOption().makeOptionMandatory())
     .addHelpText('after', '\nExample:\n  leasehold lease set 5f3c... --replace ask')
-    .action(async (id: string, flags: { replace: string }) => {
+    .action(async (ref: string, flags: { replace: string }) => {
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Lease, ref);
       const updated = await client.patch<Lease>(leasePath(id), { replace: flags.replace });
       ctx.print(updated, () => leaseView(updated));
       if (!ctx.json) ctx.note(`replace ${REPLACE_TEXT[updated.replace_policy]}`);
@@ -86,7 +91,7 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
   node
     .command('reclaim')
     .description('take a node you own back from its leases, with the notice its offer allows')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .requiredOption('--at <time>', 'when the node leaves its leases (RFC 3339); at least the offer\'s reclaim notice from now', parseTimestamp)
     .addHelpText(
       'after',
@@ -101,9 +106,10 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
         '  leasehold node reclaim gpu-03 --at 2030-02-02T09:00:00Z',
       ].join('\n'),
     )
-    .action(async (id: string, flags: { at: string }) => {
+    .action(async (ref: string, flags: { at: string }) => {
       if (Date.parse(flags.at) < ctx.now().getTime()) throw new UsageError('--at must be now or later');
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Node, ref);
       const result = await client.post<ReclaimResult>(`/v1/nodes/${encodeURIComponent(id)}/reclaim`, { at: flags.at });
       ctx.print(result, () =>
         result.leases.length === 0
@@ -114,6 +120,29 @@ export function registerLeaseNodeCommands(program: Command, ctx: CliContext): vo
             ),
       );
     });
+}
+
+/**
+ * The lease `ref` names and the node of it `nodeRef` names: among the lease's own nodes (by uuid, name or id
+ * prefix), since a lessee may not see a node before its lease starts; ambiguous when a prefix fits several.
+ */
+async function leaseAndNode(client: ApiClient, ref: string, nodeRef: string): Promise<{ id: string; nodeId: string }> {
+  const lease = await fetchRef<Lease>(client, RefKind.Lease, ref);
+  const nodes = [...new Map(lease.allocations.map((a) => [a.node_id, a.node_name ?? null])).entries()];
+  // The server takes a node's id or name itself (and names it as typed when it refuses): only a prefix is translated.
+  if (nodes.some(([id, name]) => id === nodeRef || name === nodeRef)) return { id: lease.id, nodeId: nodeRef };
+  const prefixed = nodes.filter(([id]) => id.toLowerCase().startsWith(nodeRef.toLowerCase()));
+  if (prefixed.length === 1) return { id: lease.id, nodeId: prefixed[0]![0] };
+  if (prefixed.length > 1) {
+    const listed = prefixed.map(([id, name]) => (name ? `${name} (${id})` : id)).join(', ');
+    throw new ApiError(0, 'ambiguous', `${prefixed.length} nodes of lease ${lease.id} have the id prefix ${JSON.stringify(nodeRef)}: ${listed}; give more of the id, or the name`, {
+      kind: 'node',
+      ref: nodeRef,
+      candidates: prefixed.map(([id, name]) => ({ id, name })),
+    });
+  }
+  // Not one of its nodes: the server says so in its own words.
+  return { id: lease.id, nodeId: nodeRef };
 }
 
 /** The name of a node of the lease by its id (a replaced node is still listed, as having left). */

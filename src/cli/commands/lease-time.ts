@@ -3,6 +3,7 @@ import type { ExtensionQuote, Lease } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { renderFields } from '../output.js';
+import { RefKind, resolveId } from '../resolve-ref.js';
 import { leaseView } from './lease.js';
 import { autoRenewBody, autoRenewOptions, autoRenewText, type AutoRenewFlags } from './lease-time-view.js';
 
@@ -32,22 +33,24 @@ export function registerLeaseTimeCommands(program: Command, ctx: CliContext): vo
   lease
     .command('extension')
     .description('show how far a lease could be extended now, and which rule or booking limits it')
-    .argument('<lease-id>', 'lease id')
-    .action(async (id: string) => {
+    .argument('<lease>', 'lease id, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Lease, ref);
       const quote = await client.get<ExtensionQuote>(`${leasePath(id)}/extension`);
       ctx.print(quote, () => quoteView(quote));
     });
 
   autoRenewOptions(lease.command('renew').description("let the engine extend a lease step by step while its nodes stay free and the offers allow, or stop it (--off)"))
-    .argument('<lease-id>', 'lease id')
+    .argument('<lease>', 'lease id, name or id prefix')
     .option('--off', 'stop renewing')
     .addHelpText('after', '\nExamples:\n  leasehold lease renew 5f3c... --auto-renew 1d --renew-max-total 14d\n  leasehold lease renew 5f3c... --off')
-    .action(async (id: string, flags: AutoRenewFlags & { off?: boolean }) => {
+    .action(async (ref: string, flags: AutoRenewFlags & { off?: boolean }) => {
       const body = autoRenewBody(flags);
       if (flags.off && body) throw new UsageError('give --off or --auto-renew <step>, not both');
       if (!flags.off && !body) throw new UsageError('give --auto-renew <step> with --renew-until or --renew-max-total, or --off');
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Lease, ref);
       const updated = await client.patch<Lease>(leasePath(id), { auto_renew: flags.off ? null : body });
       ctx.print(updated, () => leaseView(updated, ctx.now()));
     });

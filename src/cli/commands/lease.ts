@@ -5,7 +5,7 @@ import type { ApiClient } from '../client.js';
 import type { CliContext } from '../context.js';
 import { ApiError, CommandFailedError, UsageError } from '../errors.js';
 import { formatShortDuration } from '../format.js';
-import { nameOf, projectNames } from '../names.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { renderFields, renderJson, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, collectNeed, parsePositiveDuration, parseTimestamp, type Need } from '../parsers.js';
@@ -102,7 +102,8 @@ export function leaseView(l: Lease, now: Date | null = null): string {
   const fields = renderFields([
     ['id', l.id],
     ['name', l.name],
-    ['project id', l.project_id],
+    // A server from before project_name sends only the id.
+    ['project', l.project_name && l.project_name !== l.project_id ? `${l.project_name} (${l.project_id})` : l.project_id],
     ['state', l.state],
     ['start', l.start],
     ['end', l.end],
@@ -129,10 +130,10 @@ function quoteView(q: Quote): string {
   return `${fields}\n${table}`;
 }
 
-function leaseTable(leases: Lease[], names: ReadonlyMap<string, string>, now: Date): string {
+function leaseTable(leases: Lease[], now: Date): string {
   return renderTable(
     ['ID', 'NAME', 'PROJECT', 'STATE', 'START', 'END', 'ENDS IN', 'NODES'],
-    leases.map((l) => [l.id, l.name, nameOf(names, l.project_id), l.state, l.start, l.end, endsIn(l, now), l.allocations.length]),
+    leases.map((l) => [l.id, l.name, l.project_name ?? l.project_id, l.state, l.start, l.end, endsIn(l, now), l.allocations.length]),
   );
 }
 
@@ -341,34 +342,41 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
     .option('--node <node>', 'only leases on this node (uuid or name)')
     .addOption(new Option('--order <order>', 'newest: most recently created first; start: earliest start first').choices(['newest', 'start']).default('newest'))
     .action(async (flags: ListFlags & { project?: string; owner?: string; state?: string; node?: string; order: string }) => {
-      const query = { project: flags.project, owner: flags.owner, state: flags.state, node_id: flags.node, order: flags.order };
+      const query = {
+        project: await resolveId(ctx, RefKind.Project, flags.project),
+        owner: await resolveId(ctx, RefKind.Project, flags.owner),
+        state: flags.state,
+        node_id: await resolveId(ctx, RefKind.Node, flags.node),
+        order: flags.order,
+      };
       await printList<Lease>(
         ctx,
         { path: '/v1/leases', key: 'leases', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        async (leases) => leaseTable(leases, await projectNames(ctx, leases.map((l) => l.project_id)), ctx.now()),
+        (leases) => leaseTable(leases, ctx.now()),
       );
     });
 
   lease
     .command('show')
     .description('show a lease and its nodes')
-    .argument('<lease-id>', 'lease id')
-    .action(async (id: string) => {
+    .argument('<lease>', 'lease id, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<Lease>(leasePath(id));
+      const shown = await fetchRef<Lease>(client, RefKind.Lease, ref);
       ctx.print(shown, () => leaseView(shown, ctx.now()));
     });
 
   lease
     .command('extend')
     .description('move the end of a lease (later, or earlier with --end)')
-    .argument('<lease-id>', 'lease id')
+    .argument('<lease>', 'lease id, name or id prefix')
     .addOption(new Option('--end <time>', 'the new end (RFC 3339)').argParser(parseTimestamp).conflicts('by'))
     .addOption(new Option('--by <duration>', 'add this to the current end, e.g. 1d, 12h').argParser(parsePositiveDuration))
     .addHelpText('after', '\nExamples:\n  leasehold lease extend 5f3c... --by 1d\n  leasehold lease extend 5f3c... --end 2030-02-05T18:00:00Z')
-    .action(async (id: string, flags: { end?: string; by?: number }) => {
+    .action(async (ref: string, flags: { end?: string; by?: number }) => {
       if (flags.end === undefined && flags.by === undefined) throw new UsageError('give the new end: --end <time> or --by <duration>');
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Lease, ref);
       let end = flags.end;
       if (flags.by !== undefined) {
         const current = await client.get<Lease>(leasePath(id));
@@ -385,9 +393,10 @@ export function registerLeaseCommands(program: Command, ctx: CliContext): void {
   lease
     .command('cancel')
     .description('cancel a lease that has not started, or end one now (its nodes are released and cleaned)')
-    .argument('<lease-id>', 'lease id')
-    .action(async (id: string) => {
+    .argument('<lease>', 'lease id, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Lease, ref);
       const cancelled = await client.request<Lease>('DELETE', leasePath(id));
       ctx.print(cancelled, () => leaseView(cancelled));
       if (!ctx.json && cancelled.state === 'ending') ctx.note(`lease ${id} is ending: its nodes are being released and cleaned`);

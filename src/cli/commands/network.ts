@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { shortId } from '../format.js';
 import { renderFields, renderTable } from '../output.js';
+import { RefKind, resolveId } from '../resolve-ref.js';
 
 const networksPath = (node: string) => `/v1/nodes/${encodeURIComponent(node)}/networks`;
 
@@ -74,10 +75,11 @@ export function registerNodeNetworkCommands(node: Command, ctx: CliContext): voi
   net
     .command('list')
     .description('every NIC with its network, VLAN and binding — of one node, or of every node you can see')
-    .argument('[node]', 'node uuid or name (default: all your nodes: owned, or leased now)')
-    .action(async (id: string | undefined) => {
+    .argument('[node]', 'node uuid, name or id prefix (default: all your nodes: owned, or leased now)')
+    .action(async (ref: string | undefined) => {
       const client = await ctx.client();
-      const nodes = id ? [{ id, name: id }] : (await client.get<{ nodes: Node[] }>('/v1/nodes', { limit: '1000' })).nodes.map((n) => ({ id: n.id, name: n.name ?? n.id }));
+      const id = await resolveId(ctx, RefKind.Node, ref);
+      const nodes = id ? [{ id, name: ref ?? id }] : (await client.get<{ nodes: Node[] }>('/v1/nodes', { limit: '1000' })).nodes.map((n) => ({ id: n.id, name: n.name ?? n.id }));
       const listed = await Promise.all(nodes.map(async (n) => ({ name: n.name, networks: await client.get<NodeNetworks>(networksPath(n.id)) })));
       ctx.print(id ? listed[0]!.networks : { nodes: listed.map((l) => l.networks) }, () => nicTable(listed));
     });
@@ -85,16 +87,17 @@ export function registerNodeNetworkCommands(node: Command, ctx: CliContext): voi
   net
     .command('attach')
     .description('attach a network to a node: a port in your project, plugged into a free NIC (or --mac)')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .argument('[network]', 'network id or name (see `leasehold network list`); optional with --port')
     .option('--mac <mac>', 'the NIC to use, by its MAC address')
     .option('--port <port>', 'plug in this existing Neutron port of your project instead of a new one')
     .option('--tagged <networks>', 'comma-separated networks to carry tagged on their VLANs (a trunk); on a trunk already attached, adds them')
     .addHelpText('after', '\nExamples:\n  leasehold node network attach gpu-01 my-vlan\n  leasehold node network attach gpu-01 public --tagged storage,backup\n  leasehold node network attach gpu-01 public --tagged extra     # adds a tagged network to the trunk on public')
-    .action(async (id: string, network: string | undefined, flags: { mac?: string; port?: string; tagged?: string }) => {
+    .action(async (ref: string, network: string | undefined, flags: { mac?: string; port?: string; tagged?: string }) => {
       if (network === undefined && flags.port === undefined) throw new UsageError('give a network (id or name), or --port');
       const tagged = flags.tagged?.split(',').map((t) => t.trim()).filter((t) => t !== '');
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Node, ref);
       if (network !== undefined && tagged && tagged.length > 0 && flags.mac === undefined && flags.port === undefined) {
         // A trunk of this network already on the node: add the tagged networks to it.
         const nics = await client.get<NodeNetworks>(networksPath(id));
@@ -112,12 +115,13 @@ export function registerNodeNetworkCommands(node: Command, ctx: CliContext): voi
   net
     .command('detach')
     .description('detach a network from a node (a tagged network: from its trunk); deletes the port if Leasehold made it')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .argument('[network]', 'network id or name, or an attachment or port id')
     .option('--all', 'detach every network of yours from the node')
-    .action(async (id: string, network: string | undefined, flags: { all?: boolean }) => {
+    .action(async (ref: string, network: string | undefined, flags: { all?: boolean }) => {
       if ((network === undefined) === !flags.all) throw new UsageError('give a network (or attachment id), or --all');
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Node, ref);
       const nics = await client.get<NodeNetworks>(networksPath(id));
       const attachments = nics.nics.flatMap((n) => (n.attachment ? [n.attachment] : []));
       if (flags.all) {

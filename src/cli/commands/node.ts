@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { formatBool, formatCount, formatDisk, formatMemory, nameAndId, shortId } from '../format.js';
 import { renderFields, renderTable, type Cell } from '../output.js';
 import { printList } from '../paging.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { listOptions, type ListFlags } from './list-options.js';
 import { registerNodeNetworkCommands } from './network.js';
 import { bootDeviceText, DEFAULT_POWER_WAIT_MS, waitForPower } from './node-wait.js';
@@ -77,7 +78,8 @@ export function nodeFields(n: Node, bootDevice: string | null = null): string {
       : n.provision_state;
   const maintenance = n.maintenance ? `yes${n.maintenance_reason ? `: ${n.maintenance_reason}` : ''}` : 'no';
   const quarantine = n.quarantined === true ? `yes${n.quarantine_reason ? `: ${n.quarantine_reason}` : ''}` : 'no';
-  const lease = n.lease ? `${n.lease.id} (project ${n.lease.project_id}, until ${n.lease.end})` : null;
+  const lessee = n.lease?.project_name ?? n.lease?.project_id;
+  const lease = n.lease ? `${n.lease.id} (project ${lessee}, until ${n.lease.end})` : null;
   const parent = n.lease?.sublease_of;
   const subleaseOf = parent ? `${parent.lease_name} ${parent.lease_id} (project ${parent.project_name}, until ${parent.end})` : null;
   const otherFacts = Object.keys(n.facts)
@@ -88,7 +90,8 @@ export function nodeFields(n: Node, bootDevice: string | null = null): string {
     ['id', n.id],
     ['name', n.name],
     ['owner', nameAndId(n.owner_project, n.owner)],
-    ['lessee', n.lessee],
+    // Ironic's lessee is a project id; when it is the lease's project (as the engine sets it), its name beside it.
+    ['lessee', n.lessee && n.lease && n.lessee === n.lease.project_id && n.lease.project_name ? `${n.lease.project_name} (${n.lessee})` : n.lessee],
     ['resource class', n.resource_class],
     ['memory', formatMemory(n.facts.memory)],
     ['cpus', formatCount(n.facts.cpus)],
@@ -134,7 +137,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .helpCommand(false);
 
   listOptions(node.command('list').description('list the nodes you can see (sorted by name)'))
-    .option('--owner <project>', 'only nodes owned by this project (id or name)')
+    .option('--owner <project>', 'only nodes owned by this project (id, name or id prefix)')
     .option('--resource-class <class>', 'only nodes of this resource class, e.g. baremetal.gpu')
     .option('--provision-state <state>', 'only nodes in this provision state, e.g. available')
     .option('--power-state <state>', 'only nodes in this power state, e.g. "power on"')
@@ -144,7 +147,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .addHelpText('after', '\nMEMORY is in GiB, DISK in decimal GB/TB (the units of `memory >= 48GiB`, `disk >= 1TB`).')
     .action(async (flags: NodeListFlags) => {
       const query = {
-        owner: flags.owner,
+        owner: await resolveId(ctx, RefKind.Project, flags.owner),
         resource_class: flags.resourceClass,
         provision_state: flags.provisionState,
         power_state: flags.powerState,
@@ -161,10 +164,10 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('show')
     .description('show a node: owner, facts, traits and states')
-    .argument('<node>', 'node uuid or name')
-    .action(async (id: string) => {
+    .argument('<node>', 'node uuid, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<Node>(nodePath(id));
+      const shown = await fetchRef<Node>(client, RefKind.Node, ref);
       // Only the table says it (the JSON is the node's): read it only then, and only where the caller may.
       if (ctx.json) ctx.print(shown, () => '');
       else {
@@ -176,8 +179,8 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('set-owner')
     .description("set or clear a node's owner project (operator)")
-    .argument('<node>', 'node uuid or name')
-    .argument('[project]', 'the new owner: project id or name')
+    .argument('<node>', 'node uuid, name or id prefix')
+    .argument('[project]', 'the new owner: project id, name or id prefix')
     .option('--none', 'clear the owner instead')
     .addHelpText('after', '\nExamples:\n  leasehold node set-owner 0b6a5c3e-... physics-lab\n  leasehold node set-owner 0b6a5c3e-... --none')
     .action(async (id: string, project: string | undefined, flags: { none?: boolean }) => {
@@ -186,7 +189,8 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
         throw new UsageError('give the new owner (project id or name), or --none to clear it');
       }
       const client = await ctx.client();
-      const updated = await client.patch<Node>(nodePath(id), { owner: flags.none ? null : project });
+      const [nodeId, owner] = [await resolveId(ctx, RefKind.Node, id), flags.none ? null : await resolveId(ctx, RefKind.Project, project!)];
+      const updated = await client.patch<Node>(nodePath(nodeId), { owner });
       ctx.print(updated, () => nodeFields(updated));
     });
 
@@ -209,7 +213,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('power')
     .description('power a node on or off, or reboot it (its lessee during a lease, its owner, the operator)')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .addArgument(new Argument('<action>', 'what to do').choices(POWER_ACTIONS))
     .option('--wait', 'wait until the node is there, printing each change (exit 1 if it does not get there)')
     .addOption(new Option('--wait-timeout <duration>', 'give up waiting after this long (default 2m)').argParser(parsePositiveDuration))
@@ -217,7 +221,7 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
     .action(async (id: string, action: (typeof POWER_ACTIONS)[number], flags: { wait?: boolean; waitTimeout?: number }) => {
       if (flags.waitTimeout !== undefined && !flags.wait) throw new UsageError('--wait-timeout goes with --wait');
       const client = await ctx.client();
-      const result = await client.post<PowerResult>(`${nodePath(id)}/power`, { action });
+      const result = await client.post<PowerResult>(`${nodePath(await resolveId(ctx, RefKind.Node, id))}/power`, { action });
       if (!flags.wait) {
         ctx.print(result, () => `Power ${result.action} requested for node ${id} (target: ${result.target_power_state ?? '-'})`);
         return;
@@ -230,12 +234,12 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('boot-device')
     .description('set the device a node boots from next (its lessee during a lease, its owner, the operator)')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .addArgument(new Argument('<device>', 'boot device').choices(BOOT_DEVICES))
     .option('--persistent', 'keep it for every boot, not just the next one')
     .action(async (id: string, device: (typeof BOOT_DEVICES)[number], flags: { persistent?: boolean }) => {
       const client = await ctx.client();
-      const result = await client.post<BootDeviceResult>(`${nodePath(id)}/boot-device`, {
+      const result = await client.post<BootDeviceResult>(`${nodePath(await resolveId(ctx, RefKind.Node, id))}/boot-device`, {
         device,
         persistent: flags.persistent === true,
       });
@@ -250,10 +254,10 @@ export function registerNodeCommands(program: Command, ctx: CliContext): void {
   node
     .command('unquarantine')
     .description('clear a quarantine after a failed clean, so the node can be leased again (owner, operator)')
-    .argument('<node>', 'node uuid or name')
+    .argument('<node>', 'node uuid, name or id prefix')
     .action(async (id: string) => {
       const client = await ctx.client();
-      const updated = await client.patch<Node>(nodePath(id), { quarantined: false });
+      const updated = await client.patch<Node>(nodePath(await resolveId(ctx, RefKind.Node, id)), { quarantined: false });
       ctx.print(updated, () => nodeFields(updated));
     });
 }

@@ -1,13 +1,12 @@
 import type { Offer } from '../api-types.js';
 import { formatCount, formatDisk, formatEnd, formatLimit, formatMemory, formatWindow, shortId } from '../format.js';
-import { nameOf } from '../names.js';
 import { renderTable } from '../output.js';
 
-/** Who may lease from an offer: "any", "none", or the projects by name. */
-export function allowedProjects(o: Offer, names: ReadonlyMap<string, string>): string {
+/** Who may lease from an offer: "any", "none", or the projects by name (the API sends them beside the ids: an owner cannot list other projects). */
+export function allowedProjects(o: Offer): string {
   if (o.allowed_projects === null) return 'any';
   if (o.allowed_projects.length === 0) return 'none';
-  return o.allowed_projects.map((id) => nameOf(names, id)).join(', ');
+  return o.allowed_projects.map((id, i) => o.allowed_project_names?.[i] ?? id).join(', ');
 }
 
 /** An RFC 3339 UTC time to the minute, as the narrow table shows it: 2030-02-01 09:00. */
@@ -40,7 +39,7 @@ function hardware(o: Offer): string[] {
  * summary can be long and then the table is wider) and the first free window to the minute. `--wide` adds
  * the full id, the architecture, the offer's own window and who may lease, with full times.
  */
-export function offerTable(offers: readonly Offer[], names: ReadonlyMap<string, string>, now: Date, wide = false): string {
+export function offerTable(offers: readonly Offer[], now: Date, wide = false): string {
   // A WEEKLY column only when an offer of the page has weekly windows: most have none.
   const weekly = offers.some((o) => o.weekly_summary);
   const weeklyCell = (o: Offer) => (weekly ? [o.weekly_summary ?? 'always'] : []);
@@ -55,7 +54,7 @@ export function offerTable(offers: readonly Offer[], names: ReadonlyMap<string, 
         o.start,
         formatEnd(o.end),
         formatLimit(o.max_lease_duration),
-        allowedProjects(o, names),
+        allowedProjects(o),
         o.status,
         ...weeklyCell(o),
         firstFree(o, now, true),

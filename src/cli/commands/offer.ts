@@ -3,7 +3,7 @@ import { OFFER_STATUSES, type Offer, type OfferBatch } from '../api-types.js';
 import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { formatEnd, formatLimit, formatWindow } from '../format.js';
-import { projectLabel, projectNames } from '../names.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { renderFields, type Cell } from '../output.js';
 import { printList } from '../paging.js';
 import { collect, parseIsoDuration, parseTimestamp } from '../parsers.js';
@@ -27,11 +27,11 @@ function parseCurrency(text: string): string {
 
 const offerPath = (id: string) => `/v1/offers/${encodeURIComponent(id)}`;
 
-function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): string {
+function offerFields(o: Offer, now: Date): string {
   return renderFields([
     ['id', o.id],
     ['node', o.node_name ? `${o.node_name} (${o.node_id})` : o.node_id],
-    ['owner', projectLabel(names, o.project_id)],
+    ['owner', o.project_name ? `${o.project_name} (${o.project_id})` : o.project_id],
     // A sub-offer: `owner` is the lessee offering the node on, inside this lease of its own.
     ...(o.sublease_of ? [['sublease of', o.sublease_of] as [string, Cell]] : []),
     ['status', o.status],
@@ -41,7 +41,7 @@ function offerFields(o: Offer, names: ReadonlyMap<string, string>, now: Date): s
     ...(o.weekly_summary ? [['weekly', `${o.weekly_summary}\n${(o.weekly ?? []).join('; ')}`] as [string, Cell]] : []),
     ['max lease', formatLimit(o.max_lease_duration)],
     ['min lease', o.min_lease_duration ?? 'none'],
-    ['allowed projects', allowedProjects(o, names)],
+    ['allowed projects', allowedProjects(o)],
     ['reclaim notice', o.reclaim_notice ?? 'none (never before a lease ends)'],
     ['price', o.price_per_node_hour === null || o.price_per_node_hour === undefined ? 'none' : `${o.price_per_node_hour} ${o.currency} per node-hour`],
     // The extension policy only when the offer has one: most offers have none, and their view stays as it was.
@@ -61,8 +61,16 @@ function extensionFields(o: Offer): (readonly [string, string])[] {
   ];
 }
 
-function projectIds(offers: readonly Offer[]): string[] {
-  return offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])]);
+/**
+ * The nodes to offer with a short id prefix turned into the node's id, as the node table prints it; names and full
+ * ids go as they are (the server takes them). One after another: a thousand prefixes are not a thousand requests at once.
+ */
+async function resolveTargets(ctx: CliContext, targets: ReturnType<typeof offerTargets>): Promise<ReturnType<typeof offerTargets>> {
+  if ('where' in targets) return targets;
+  if ('node_id' in targets) return { node_id: await resolveId(ctx, RefKind.Node, targets.node_id) };
+  const nodes: string[] = [];
+  for (const node of targets.nodes) nodes.push(await resolveId(ctx, RefKind.Node, node));
+  return { nodes };
 }
 
 type OfferCreateFlags = {
@@ -103,7 +111,7 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
   offer
     .command('create')
     .description('offer nodes you own for lease (owner): one, several, or those matching --where; all or none')
-    .argument('[nodes...]', 'node uuids or names')
+    .argument('[nodes...]', 'node uuids, names or id prefixes')
     .option('--where <expression>', 'offer every node of yours matching this, e.g. "gpus >= 1" (at most 1000)')
     .addOption(new Option('--weekly <rule>', 'available only in these weekly windows: DAYS [HH:MM-HH:MM], e.g. "mon-fri 18:00-08:00", "sat-sun"; repeat for more').argParser(collectWeekly))
     .addOption(new Option('--timezone <iana>', 'timezone of --weekly, e.g. Europe/Berlin (default UTC)').argParser(parseTimezone))
@@ -149,8 +157,9 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       }
       if ((flags.price === undefined) !== (flags.currency === undefined)) throw new UsageError('--price and --currency go together');
       const client = await ctx.client();
+      const resolved = await resolveTargets(ctx, targets);
       const created = await explainBulkRefusal(ctx, () => client.post<Offer | OfferBatch>('/v1/offers', {
-        ...targets,
+        ...resolved,
         start: flags.start,
         end: flags.end,
         max_lease_duration: flags.maxLease,
@@ -167,19 +176,16 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       }));
       if (ctx.json) return ctx.print(created, () => '');
       if (isBatch(created)) {
-        // As `offer list --wide`: the full ids, to show or withdraw the new offers; names looked up only for allowed
-        // projects (the owner is the caller's project).
-        const names = await projectNames(ctx, created.offers.flatMap((o) => o.allowed_projects ?? []));
-        ctx.out(`Offered ${created.offers.length} node${created.offers.length === 1 ? '' : 's'}:\n${offerTable(created.offers, names, ctx.now(), true)}`);
+        // As `offer list --wide`: the full ids, to show or withdraw the new offers.
+        ctx.out(`Offered ${created.offers.length} node${created.offers.length === 1 ? '' : 's'}:\n${offerTable(created.offers, ctx.now(), true)}`);
         return;
       }
-      const names = await projectNames(ctx, projectIds([created]));
-      ctx.out(offerFields(created, names, ctx.now()));
+      ctx.out(offerFields(created, ctx.now()));
     });
 
   listOptions(offer.command('list').description('list the offers you can see'))
-    .option('--node <node>', 'only offers of this node (uuid or name)')
-    .option('--owner <project>', 'only offers of nodes this project owns (id or name)')
+    .option('--node <node>', 'only offers of this node (uuid, name or id prefix)')
+    .option('--owner <project>', 'only offers of nodes this project owns (id, name or id prefix)')
     .addOption(new Option('--status <status>', 'only offers in this status').choices(OFFER_STATUSES))
     .option('--where <expression>', 'only offers of nodes matching this, e.g. "memory >= 48GiB and gpus >= 1"')
     .addOption(new Option('--free-from <time>', 'only offers free from this time (RFC 3339)').argParser(parseTimestamp))
@@ -191,8 +197,8 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
         throw new UsageError('--free-to must be after --free-from');
       }
       const query = {
-        node_id: flags.node,
-        owner: flags.owner,
+        node_id: await resolveId(ctx, RefKind.Node, flags.node),
+        owner: await resolveId(ctx, RefKind.Project, flags.owner),
         status: flags.status,
         where: flags.where,
         free_from: flags.freeFrom,
@@ -201,29 +207,28 @@ export function registerOfferCommands(program: Command, ctx: CliContext): void {
       await printList<Offer>(
         ctx,
         { path: '/v1/offers', key: 'offers', query, all: flags.all, limit: flags.limit, marker: flags.marker },
-        async (offers) =>
-          offerTable(offers, flags.wide ? await projectNames(ctx, offers.flatMap((o) => o.allowed_projects ?? [])) : new Map(), ctx.now(), flags.wide === true),
+        (offers) => offerTable(offers, ctx.now(), flags.wide === true),
       );
     });
 
   offer
     .command('show')
     .description('show an offer and its free windows')
-    .argument('<offer-id>', 'offer id')
-    .action(async (id: string) => {
+    .argument('<offer>', 'offer id or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<Offer>(offerPath(id));
+      const shown = await fetchRef<Offer>(client, RefKind.Offer, ref);
       if (ctx.json) return ctx.print(shown, () => '');
-      const names = await projectNames(ctx, projectIds([shown]));
-      ctx.out(offerFields(shown, names, ctx.now()));
+      ctx.out(offerFields(shown, ctx.now()));
     });
 
   offer
     .command('delete')
     .description('withdraw an offer: no new leases from it; leases already made stay')
-    .argument('<offer-id>', 'offer id')
-    .action(async (id: string) => {
+    .argument('<offer>', 'offer id or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
+      const id = await resolveId(ctx, RefKind.Offer, ref);
       await client.delete(offerPath(id));
       if (!ctx.json) ctx.out(`Withdrew offer ${id} (leases already made from it stay)`);
     });

@@ -6,6 +6,7 @@ import { formatLimit } from '../format.js';
 import { renderFields, renderTable } from '../output.js';
 import { printList } from '../paging.js';
 import { parseCountOrNone, parseDurationOrNone, parseIsoDuration, parseNodeHoursOrNone, UNLIMITED } from '../parsers.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { listOptions, type ListFlags } from './list-options.js';
 
 export const projectPath = (idOrName: string) => `/v1/projects/${encodeURIComponent(idOrName)}`;
@@ -64,17 +65,17 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
   project
     .command('show')
     .description('show a project and its quota')
-    .argument('<project>', 'project id or name')
-    .action(async (idOrName: string) => {
+    .argument('<project>', 'project id, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<Project>(projectPath(idOrName));
+      const shown = await fetchRef<Project>(client, RefKind.Project, ref);
       ctx.print(shown, () => projectFields(shown));
     });
 
   project
     .command('set')
     .description("rename a project, change its description or set its quota (operator)")
-    .argument('<project>', 'project id or name')
+    .argument('<project>', 'project id, name or id prefix')
     .option('--name <name>', 'new name')
     .option('--description <text>', 'new description')
     .addOption(
@@ -129,7 +130,7 @@ export function registerProjectCommands(program: Command, ctx: CliContext): void
           throw new UsageError('nothing to change: give --name, --description, --max-nodes, --max-lease-duration, --max-node-hours or --notice-offsets');
         }
         const client = await ctx.client();
-        const updated = await client.patch<Project>(projectPath(idOrName), body);
+        const updated = await client.patch<Project>(projectPath(await resolveId(ctx, RefKind.Project, idOrName)), body);
         ctx.print(updated, () => projectFields(updated));
       },
     );

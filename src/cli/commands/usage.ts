@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { renderTable } from '../output.js';
 import { parseTimestamp } from '../parsers.js';
+import { RefKind, resolveId } from '../resolve-ref.js';
 
 /** The CLI spells it with a dash, as its other options; the API with an underscore. */
 const BY: Record<string, UsageGroupBy> = { project: 'project', owner: 'owner', 'resource-class': 'resource_class', node: 'node' };
@@ -28,14 +29,15 @@ export function registerUsageCommand(program: Command, ctx: CliContext): void {
     .addOption(new Option('--from <time>', 'start of the window (RFC 3339; default: the start of this month, UTC)').argParser(parseTimestamp))
     .addOption(new Option('--to <time>', 'end of the window (RFC 3339; at most 366 days after --from; default: a month after --from)').argParser(parseTimestamp))
     .addOption(new Option('--by <grouping>', 'group by').choices(Object.keys(BY)).default('project'))
-    .option('--project <project>', 'only this lessee project (id or name)')
-    .option('--owner <project>', 'only use of the nodes this project owns (id or name)')
+    .option('--project <project>', 'only this lessee project (id, name or id prefix)')
+    .option('--owner <project>', 'only use of the nodes this project owns (id, name or id prefix)')
     .option('--csv', 'CSV (one line per group and currency) instead of a table')
     .addHelpText('after', '\nExamples:\n  leasehold usage --from 2030-01-01T00:00:00Z --to 2030-02-01T00:00:00Z --by node\n  leasehold usage --owner physics-lab --by project --csv > january.csv')
     .action(async (flags: { from?: string; to?: string; by: string; project?: string; owner?: string; csv?: boolean }) => {
       if (flags.from !== undefined && flags.to !== undefined && Date.parse(flags.to) <= Date.parse(flags.from)) throw new UsageError('--to must be after --from');
       const client = await ctx.client();
-      const query = { from: flags.from, to: flags.to, group_by: BY[flags.by], project: flags.project, owner: flags.owner };
+      const [project, owner] = [await resolveId(ctx, RefKind.Project, flags.project), await resolveId(ctx, RefKind.Project, flags.owner)];
+      const query = { from: flags.from, to: flags.to, group_by: BY[flags.by], project, owner };
       const usage = await client.get<Usage>('/v1/usage', query);
       if (flags.csv) return ctx.out(usageCsv(usage.group_by, usage.groups).replace(/\r\n/g, '\n'));
       ctx.print(usage, () => usageTable(usage));

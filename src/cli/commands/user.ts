@@ -4,6 +4,7 @@ import type { CliContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { renderFields, renderTable } from '../output.js';
 import { printList } from '../paging.js';
+import { fetchRef, RefKind, resolveId } from '../resolve-ref.js';
 import { listOptions, type ListFlags } from './list-options.js';
 
 const ROLES = ['reader', 'member', 'manager', 'admin'] as const;
@@ -13,15 +14,16 @@ function userFields(u: User): string {
     ['id', u.id],
     ['name', u.name],
     ['role', u.role],
-    ['project id', u.project_id],
+    // A server from before project_name sends only the id.
+    ['project', u.project_id === null ? null : u.project_name ? `${u.project_name} (${u.project_id})` : u.project_id],
     ['created at', u.created_at],
   ]);
 }
 
 function userTable(users: User[]): string {
   return renderTable(
-    ['NAME', 'ID', 'ROLE', 'PROJECT ID', 'CREATED AT'],
-    users.map((u) => [u.name, u.id, u.role, u.project_id, u.created_at]),
+    ['NAME', 'ID', 'ROLE', 'PROJECT', 'CREATED AT'],
+    users.map((u) => [u.name, u.id, u.role, u.project_name ?? u.project_id, u.created_at]),
   );
 }
 
@@ -53,18 +55,18 @@ export function registerUserCommands(program: Command, ctx: CliContext): void {
       const client = await ctx.client();
       const created = await client.post<User>('/v1/users', {
         name,
-        project_id: flags.project ?? null,
+        project_id: (await resolveId(ctx, RefKind.Project, flags.project)) ?? null,
         role: flags.role,
       });
       ctx.print(created, () => userFields(created));
     });
 
   listOptions(user.command('list').description('list the users you can see'))
-    .option('--project <project>', 'only the users of this project (id or name)')
+    .option('--project <project>', 'only the users of this project (id, name or id prefix)')
     .action(async (flags: ListFlags & { project?: string }) => {
       await printList<User>(
         ctx,
-        { path: '/v1/users', key: 'users', query: { project_id: flags.project }, all: flags.all, limit: flags.limit, marker: flags.marker },
+        { path: '/v1/users', key: 'users', query: { project_id: await resolveId(ctx, RefKind.Project, flags.project) }, all: flags.all, limit: flags.limit, marker: flags.marker },
         userTable,
       );
     });
@@ -72,10 +74,10 @@ export function registerUserCommands(program: Command, ctx: CliContext): void {
   user
     .command('show')
     .description('show a user')
-    .argument('<user-id>', 'user id')
-    .action(async (id: string) => {
+    .argument('<user>', 'user id, name or id prefix')
+    .action(async (ref: string) => {
       const client = await ctx.client();
-      const shown = await client.get<User>(`/v1/users/${encodeURIComponent(id)}`);
+      const shown = await fetchRef<User>(client, RefKind.User, ref);
       ctx.print(shown, () => userFields(shown));
     });
 }

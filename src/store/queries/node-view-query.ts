@@ -1,4 +1,5 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
+import { idPrefixPattern } from '../../domain/ids.js';
 import { FINAL_ALLOCATION_STATES } from '../../domain/leasing.js';
 import type { Database } from '../database.js';
 import type { NodeFilter, NodeVisibility } from '../store.js';
@@ -52,6 +53,8 @@ export function nodeViewQuery(
     // No ids matches no node (an `IN ()` is not valid SQL).
     query = filter.ids.length === 0 ? query.where(sql<SqlBool>`false`) : query.where('n.id', 'in', [...filter.ids]);
   }
+  // Ironic's uuids are lower case; `lower` keeps a node id written otherwise findable by its printed prefix.
+  if (filter.id_prefix !== undefined) query = query.where(sql<SqlBool>`lower(n.id) like ${idPrefixPattern(filter.id_prefix)}`);
   return query;
 }
 

@@ -20,13 +20,14 @@ export const user = {
   id: USER_ID,
   name: 'alice',
   project_id: PROJECT_ID,
+  project_name: 'physics-lab' as string | null,
   role: 'member',
   created_at: '2029-12-03T10:00:00.000Z',
 };
 
 export const me = { user, project: { id: PROJECT_ID, name: 'physics-lab' } };
 export const adminMe = {
-  user: { id: USER_ID, name: 'admin', project_id: null, role: 'admin', created_at: '2029-12-01T00:00:00.000Z' },
+  user: { id: USER_ID, name: 'admin', project_id: null, project_name: null, role: 'admin', created_at: '2029-12-01T00:00:00.000Z' },
   project: null,
 };
 
@@ -88,11 +89,13 @@ export const offer = {
   node_id: NODE_ID,
   node_name: 'gpu-01',
   project_id: PROJECT_ID,
+  project_name: 'physics-lab' as string | null,
   start: '2029-12-31T00:00:00.000Z',
   end: null,
   max_lease_duration: 'P5D',
   min_lease_duration: null,
-  allowed_projects: null,
+  allowed_projects: null as string[] | null,
+  allowed_project_names: null as (string | null)[] | null,
   status: 'active',
   free_windows: [{ start: '2029-12-31T00:00:00.000Z', end: null }],
   created_at: '2029-12-31T00:00:00.000Z',
@@ -125,6 +128,7 @@ export const lease = {
   id: LEASE_ID,
   name: 'training',
   project_id: PROJECT_ID,
+  project_name: 'physics-lab',
   state: 'pending',
   start: '2030-01-01T00:00:00.000Z',
   end: '2030-01-04T00:00:00.000Z',
@@ -167,7 +171,10 @@ export const event = {
   lease_id: LEASE_ID,
   offer_id: null,
   project_id: PROJECT_ID,
+  node_name: 'gpu-01' as string | null,
+  project_name: 'physics-lab' as string | null,
   message: 'power on',
+  display_message: 'power on',
   details: { target: 'power on' },
 };
 

@@ -2,7 +2,6 @@ import { useMemo, useState, type CSSProperties, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import type { Api, Schemas } from '../api/client';
 import { unwrap } from '../api/errors';
-import { fetchAll } from '../api/fetch-all';
 import { loadProjects } from '../api/projects';
 import { useResource } from '../api/use-resource';
 import { useApi } from '../auth/session';
@@ -54,20 +53,17 @@ async function fetchEvents(api: Api, query: EventQuery, signal?: AbortSignal): P
   return { events: page.events, next: page.next };
 }
 
-async function loadNodeNames(api: Api, signal: AbortSignal): Promise<Map<string, string>> {
-  const nodes = await fetchAll(async (marker) => {
-    const page = unwrap(await api.GET('/v1/nodes', { params: { query: { limit: 1000, marker } }, signal }));
-    return { items: page.nodes, next: page.next };
-  });
-  return new Map(nodes.items.filter((n) => n.name).map((n) => [n.id, n.name!]));
-}
-
 /** Events come in bursts: the second matters. */
 function formatSecond(iso: string): string {
   return new Date(iso).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
-function EventRow({ event, projectName, nodeName }: { event: Event; projectName: (id: string) => string; nodeName: (id: string) => string }) {
+/**
+ * Names, not uuids: the API sends each event's node and project names and its message with the ids it mentions
+ * replaced by names (display_message); the recorded message, with its ids, stays in the message's tooltip.
+ */
+function EventRow({ event }: { event: Event }) {
+  const message = event.display_message || event.message;
   const hasDetails = Object.keys(event.details).length > 0;
   return (
     <tr>
@@ -85,14 +81,14 @@ function EventRow({ event, projectName, nodeName }: { event: Event; projectName:
           {event.lease_id && (
             <li>lease <Link href={`/leases/${event.lease_id}`} className="mono">{shortId(event.lease_id)}</Link></li>
           )}
-          {event.node_id && <li>node <span className="mono" title={event.node_id}>{nodeName(event.node_id)}</span></li>}
-          {event.project_id && <li>project {projectName(event.project_id)}</li>}
+          {event.node_id && <li>node <span className="mono" title={event.node_id}>{event.node_name ?? shortId(event.node_id)}</span></li>}
+          {event.project_id && <li>project <span title={event.project_id}>{event.project_name ?? shortId(event.project_id)}</span></li>}
           {event.offer_id && <li>offer <span className="mono" title={event.offer_id}>{shortId(event.offer_id)}</span></li>}
           {!event.lease_id && !event.node_id && !event.project_id && !event.offer_id && <li className="muted">—</li>}
         </ul>
       </td>
       <td data-label="Message">
-        <div>{event.message || <span className="muted">—</span>}</div>
+        <div title={message !== event.message ? event.message : undefined}>{message || <span className="muted">—</span>}</div>
         {hasDetails && (
           <details>
             <summary className="small">Details</summary>
@@ -111,7 +107,6 @@ export function AdminEventsPage() {
   const query = useMemo(() => toQuery(applied), [applied]);
   const first = useResource((signal) => fetchEvents(api, query, signal), [query]);
   const projects = useResource((signal) => loadProjects(api, signal), []);
-  const nodes = useResource((signal) => loadNodeNames(api, signal), []);
   // Pages loaded with "Load more", for the query they belong to (a new filter starts over from the first page).
   const [more, setMore] = useState<{ key: string; events: Event[]; next: string | null } | null>(null);
   const loadMore = useAction();
@@ -120,9 +115,6 @@ export function AdminEventsPage() {
   const events = [...(first.data?.events ?? []), ...(extra?.events ?? [])];
   const next = extra ? extra.next : (first.data?.next ?? null);
   const errors = fieldErrors(first.error);
-  const names = useMemo(() => new Map((projects.data ?? []).map((p) => [p.id, p.name])), [projects.data]);
-  const projectName = (id: string) => names.get(id) ?? shortId(id);
-  const nodeName = (id: string) => nodes.data?.get(id) ?? shortId(id);
   const set = (k: keyof Filters) => (value: string) => setDraft((d) => ({ ...d, [k]: value }));
 
   function apply(event: FormEvent) {
@@ -218,7 +210,7 @@ export function AdminEventsPage() {
                 </thead>
                 <tbody>
                   {events.map((e) => (
-                    <EventRow key={e.seq} event={e} projectName={projectName} nodeName={nodeName} />
+                    <EventRow key={e.seq} event={e} />
                   ))}
                 </tbody>
               </table>

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/store/store.js';
+import { at, HOUR, nodeRecord, T0, type OpenFreshStore, useFreshStores } from './fixtures.js';
+
+/** A hex digit no id in `ids` starts with: a prefix that must match nothing. */
+function unusedFirstDigit(ids: readonly string[]): string {
+  return [...'0123456789abcdef'].find((d) => !ids.some((id) => id.startsWith(d)))!;
+}
+
+/**
+ * Looking things up the way people type them (the CLI's resolver): the short id prefix tables print, and a lease's
+ * or a user's exact name, as list filters — so the server answers with the few that match, never the whole list.
+ */
+export function lookupContract(open: OpenFreshStore): void {
+  const fresh = useFreshStores(open);
+
+  async function setup(store: Store) {
+    const owners = await store.createProject({ name: 'owners' }, T0);
+    const astro = await store.createProject({ name: 'astro' }, T0);
+    const ids = ['aa11aa11-0000-4000-8000-000000000001', 'aa12aa12-0000-4000-8000-000000000002', 'bb00bb00-0000-4000-8000-000000000003'];
+    await store.syncNodes(ids.map((id, i) => nodeRecord(id, { name: `n${i}`, owner: 'owners' })), T0);
+    const lease = (name: string, startH: number, node: string) =>
+      store.leasing.createLease(
+        {
+          name,
+          project_id: astro.id,
+          created_by: null,
+          start: at(startH * HOUR),
+          end: at((startH + 1) * HOUR),
+          request: { nodes: [node] },
+          allocations: [{ node_id: node, group_index: 0 }],
+          cleaning_gap_ms: 0,
+          max_nodes: null,
+        },
+        [],
+        T0,
+      );
+    return { owners, astro, ids, lease };
+  }
+
+  describe('lookups by name and id prefix', () => {
+    it('lists the nodes whose id starts with a prefix, in any case, on the node list and its versions page', async () => {
+      const store = await fresh();
+      const { ids } = await setup(store);
+      const listed = async (id_prefix: string) => (await store.listNodes({ id_prefix }, { kind: 'all' }, { limit: 10 })).items.map((n) => n.id);
+      expect(await listed('aa1')).toEqual([ids[0], ids[1]]);
+      expect(await listed('AA12')).toEqual([ids[1]]);
+      expect(await listed(ids[2]!)).toEqual([ids[2]]);
+      expect(await listed('c')).toEqual([]);
+      // The versions page (the API's node list) filters alike.
+      const versions = await store.listNodeVersions({ id_prefix: 'aa1' }, { kind: 'all' }, { limit: 10 }, T0);
+      expect(versions.items.map((v) => v.id)).toEqual([ids[0], ids[1]]);
+    });
+
+    it('lists leases by exact name (several may share one) and by id prefix', async () => {
+      const store = await fresh();
+      const { astro, ids, lease } = await setup(store);
+      const a = await lease('nightly', 1, ids[0]!);
+      const b = await lease('nightly', 3, ids[0]!);
+      const c = await lease('one-off', 1, ids[1]!);
+      const byName = await store.leasing.listLeases({ name: 'nightly' }, { limit: 10 });
+      expect(byName.items.map((l) => l.id).sort()).toEqual([a.id, b.id].sort());
+      expect((await store.leasing.listLeases({ name: 'night' }, { limit: 10 })).items).toEqual([]);
+      const byPrefix = await store.leasing.listLeases({ id_prefix: c.id.slice(0, 8).toUpperCase(), project_id: astro.id }, { limit: 10 });
+      expect(byPrefix.items.map((l) => l.id)).toEqual([c.id]);
+      expect((await store.leasing.listLeases({ id_prefix: unusedFirstDigit([a.id, b.id, c.id]) }, { limit: 10 })).items).toEqual([]);
+    });
+
+    it('lists offers, projects, users and tokens by id prefix, and users by exact name', async () => {
+      const store = await fresh();
+      const { owners, astro, ids } = await setup(store);
+      const offer = await store.leasing.createOffer(
+        { node_id: ids[0]!, project_id: owners.id, start: T0, end: null, max_lease_ms: null, min_lease_ms: null, allowed_projects: null, created_by: null },
+        [],
+        T0,
+      );
+      const offers = await store.leasing.listOffers({ id_prefix: offer.id.slice(0, 8), now: T0 }, { limit: 10 });
+      expect(offers.items.map((o) => o.id)).toEqual([offer.id]);
+      expect((await store.leasing.listOffers({ id_prefix: unusedFirstDigit([offer.id]), now: T0 }, { limit: 10 })).items).toEqual([]);
+
+      const projects = await store.listProjects({ id_prefix: astro.id.slice(0, 8) }, { limit: 10 });
+      expect(projects.items.map((p) => p.id)).toEqual([astro.id]);
+      // With the caller's allow-list, a prefix of a project it may not see finds nothing.
+      const narrowed = await store.listProjects({ ids: [owners.id], id_prefix: astro.id.slice(0, 8) }, { limit: 10 });
+      expect(narrowed.items.map((p) => p.id)).not.toContain(astro.id);
+
+      const ada = await store.createUser({ name: 'ada', project_id: astro.id, role: 'member' }, T0);
+      const bob = await store.createUser({ name: 'bob', project_id: astro.id, role: 'member' }, T0);
+      expect((await store.listUsers({ name: 'ada' }, { limit: 10 })).items.map((u) => u.id)).toEqual([ada.id]);
+      expect((await store.listUsers({ name: 'ad' }, { limit: 10 })).items).toEqual([]);
+      expect((await store.listUsers({ id_prefix: bob.id.slice(0, 8) }, { limit: 10 })).items.map((u) => u.id)).toEqual([bob.id]);
+
+      const token = await store.createToken({ user_id: ada.id, token_hash: 'h1', prefix: 'lh_abc', description: '' }, T0);
+      expect((await store.listTokens({ id_prefix: token.id.slice(0, 8) }, { limit: 10 })).items.map((t) => t.id)).toEqual([token.id]);
+      expect((await store.listTokens({ id_prefix: unusedFirstDigit([token.id]) }, { limit: 10 })).items).toEqual([]);
+    });
+  });
+}
