@@ -77,7 +77,7 @@ describe('names where people read', () => {
   });
 
   it("the owner's offer list shows the allowed projects by name, though it may not list them", async () => {
-    const res = await as(owner.token)('offer', 'list', '--node', 'gpu-a');
+    const res = await as(owner.token)('offer', 'list', '--node', 'gpu-a', '--wide');
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/ astro, geo +active /);
   });

@@ -94,6 +94,7 @@ describe('leasehold offer list', () => {
     end: '2030-03-01T00:00:00.000Z',
     max_lease_duration: null,
     allowed_projects: [project.id],
+    allowed_project_names: [project.name],
     free_windows: [{ start: '2030-02-01T00:00:00.000Z', end: '2030-03-01T00:00:00.000Z' }],
   };
   const old = { ...offer, id: 'f0f0f0f0-2222-4bbb-8bbb-000000000003', free_windows: [] };
@@ -126,8 +127,9 @@ describe('leasehold offer list', () => {
 
   it('--wide adds the full id, architecture, the window and who may lease, with full times', async () => {
     api.on('GET', '/v1/offers', ok({ offers: [later], next: null }));
-    api.on('GET', '/v1/projects', ok({ projects: [project], next: null }));
     const result = await cli('offer', 'list', '--wide');
+    // The allowed projects' names come with the offers: nothing else is asked.
+    expect(api.only().path).toBe('/v1/offers');
     expect(result.stdout).toBe(
       [
         'ID                                    NODE                                  ARCH    MEMORY  CPUS  GPUS  DISK    START                     END                       MAX LEASE  ALLOWED      STATUS     FREE',
