@@ -1,4 +1,4 @@
-import { cleanup, screen, within } from '@testing-library/react';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { ApiError } from '../src/api/errors';
@@ -45,10 +45,17 @@ test('a refusal is a list by group, numbered as the form numbers its groups, wit
   await user.type(screen.getByLabelText('Group 2 Requirement expression'), 'memory >= 1TiB');
   await user.type(screen.getByLabelText('Named nodes'), 'cpu-1');
 
+  // The quote is asked as one types (debounced): a refusal may show for a request typed half-way first. Wait for the
+  // request as typed in full, and for the list answering it.
+  await waitFor(() => expect(quotes.at(-1)).toMatchObject({ groups: [{ count: 2 }, { count: 1 }], nodes: ['cpu-1'] }));
   const list = await screen.findByRole('list', { name: 'Why, by group' });
-  expect(quotes.at(-1)).toMatchObject({ groups: [{ count: 2 }, { count: 1 }], nodes: ['cpu-1'] });
-  const items = within(list).getAllByRole('listitem').filter((li) => li.parentElement === list);
-  expect(items.map((li) => li.getAttribute('aria-label'))).toEqual(['Group 1', 'Group 2', 'Named node']);
+  await waitFor(() =>
+    expect(within(list).getAllByRole('listitem').filter((li) => li.parentElement === list).map((li) => li.getAttribute('aria-label'))).toEqual([
+      'Group 1',
+      'Group 2',
+      'Named node',
+    ]),
+  );
 
   const first = within(list).getByRole('listitem', { name: 'Group 1' });
   expect(within(first).getByText('2 × gpus >= 1')).toBeTruthy();
