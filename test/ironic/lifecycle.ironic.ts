@@ -54,7 +54,17 @@ describe.skipIf(!avail.ok)("a lease's nodes changing while it runs, against a re
     expect(substituteAt - seenAt).toBeLessThan(5_000);
 
     // The lease says who replaced whom; the lessee commands the twin, and no longer the failed node.
-    const now = await s.tenant.ok('GET', `/v1/leases/${lease.id}`);
+    // Ironic shows the lessee as soon as the engine's PATCH is answered; the allocation is marked active right after,
+    // in the store (under load that write came after this read once): wait for it rather than race it.
+    let now: any;
+    await until(
+      async () => {
+        now = await s.tenant.ok('GET', `/v1/leases/${lease.id}`);
+        return now.allocations.some((a: any) => a.node_id === twin && a.state === 'active');
+      },
+      10_000,
+      () => `the substitute's allocation active: ${JSON.stringify(now?.allocations)}`,
+    );
     expect(now.state).toBe('active');
     const byNode = Object.fromEntries(now.allocations.map((a: any) => [a.node_id, a]));
     expect(byNode[failing]).toMatchObject({ leave_reason: 'replaced' });
