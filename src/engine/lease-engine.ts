@@ -130,7 +130,7 @@ export class LeaseEngine {
     const batch = Math.max(1, options.batch ?? DEFAULT_RELEASE_BATCH);
     const markCalls = Math.max(1, Math.min(batch, options.markConcurrency ?? DEFAULT_MARK_CONCURRENCY));
     const releaseCalls = Math.max(1, Math.min(batch, options.releaseConcurrency ?? DEFAULT_RELEASE_CONCURRENCY));
-    this.inFlight = { mark: Math.min(batch, 2 * markCalls), release: batch };
+    this.inFlight = { mark: Math.min(batch, 4 * markCalls), release: batch };
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.pollMs = options.pollMs ?? 10_000;
     this.deps = {
