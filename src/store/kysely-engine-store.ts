@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { ClaimLostError, NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
@@ -71,15 +71,20 @@ export class KyselyEngineStore implements EngineStore {
 
   renewClaims(worker: string, now: Date, claimMs: number): Promise<number> {
     return guarded(async () => {
-      const result = await this.db
-        .updateTable('lease_tasks')
-        .set({ locked_until: new Date(now.getTime() + claimMs) })
-        .where('locked_by', '=', worker)
-        .where('done_at', 'is', null)
-        // A claim that already expired may have been taken over (or may be any moment): it is not revived.
-        .where('locked_until', '>', now)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      // The rows are locked in id order, as a batch of progress writes locks its tasks (engine-update-allocations):
+      // a heartbeat beside a batch waits for it instead of deadlocking with it.
+      const { rows } = await sql<{ id: string }>`
+        update lease_tasks set locked_until = ${new Date(now.getTime() + claimMs)}
+         where id in (
+           select id from lease_tasks
+            where locked_by = ${worker}
+              and done_at is null
+              -- A claim that already expired may have been taken over (or may be any moment): it is not revived.
+              and locked_until > ${now}
+            order by id
+              for update)
+        returning id`.execute(this.db);
+      return rows.length;
     });
   }
 
