@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BackendUnavailableError } from '../../src/domain/errors.js';
+import { BatchingEngineStore } from '../../src/engine/batching-engine-store.js';
 import { Coalescer } from '../../src/engine/coalescer.js';
+import type { AllocationWrite, EngineStore } from '../../src/store/engine-store.js';
 import { Semaphore, bounded } from '../../src/engine/semaphore.js';
 import { leaseTransitions, roundsByKey } from '../../src/store/queries/engine-lease-transitions.js';
 
@@ -52,6 +54,29 @@ describe('coalescer (group commit of the engine store calls)', () => {
     const results = await Promise.allSettled([1, 2, 3].map((i) => c.submit(i)));
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
     expect(calls).toBe(1);
+  });
+});
+
+describe('batching engine store', () => {
+  it("progress writes of several tasks go to the store as one batch, and only the task whose claim was lost gets ClaimLostError", async () => {
+    const batches: AllocationWrite[][] = [];
+    const inner = {
+      async updateAllocations(writes: readonly AllocationWrite[]) {
+        batches.push([...writes]);
+        return writes.map((w) => (w.claim?.worker === 'stalled' ? 'claim_lost' : w.id === 'gone' ? 'not_found' : 'written'));
+      },
+    } as unknown as EngineStore;
+    const store = new BatchingEngineStore(inner);
+    const now = new Date('2030-01-01T00:00:00Z');
+    const results = await Promise.allSettled([
+      store.updateAllocation('a1', { step: 'power_off' }, now, [], { taskId: 't1', worker: 'w' }),
+      store.updateAllocation('a2', { step: 'power_off' }, now, [], { taskId: 't2', worker: 'stalled' }),
+      store.updateAllocation('gone', { step: 'power_off' }, now),
+    ]);
+    expect(batches.map((b) => b.map((w) => w.id))).toEqual([['a1', 'a2', 'gone']]);
+    expect(results[0]).toEqual({ status: 'fulfilled', value: undefined });
+    expect(results[1]).toMatchObject({ status: 'rejected', reason: { name: 'ClaimLostError' } });
+    expect(results[2]).toMatchObject({ status: 'rejected', reason: { name: 'NotFoundError' } });
   });
 });
 
