@@ -144,9 +144,11 @@ export class LeaseEngine {
       watchMs: options.watchMs ?? 2_000,
       metrics: options.metrics ?? noMetrics,
     };
+    // Access in Ironic first: a release's call waits while lessee marks are being set or cleared (semaphore.ts).
+    const marks = new Semaphore(markCalls);
     this.laneDeps = {
-      mark: { ...this.deps, driver: bounded(options.driver, new Semaphore(markCalls)) },
-      release: { ...this.deps, driver: bounded(options.driver, new Semaphore(releaseCalls)) },
+      mark: { ...this.deps, driver: bounded(options.driver, marks) },
+      release: { ...this.deps, driver: bounded(options.driver, new Semaphore(releaseCalls), marks) },
     };
   }
 

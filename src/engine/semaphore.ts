@@ -5,6 +5,7 @@
 export class Semaphore {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
 
   constructor(readonly limit: number) {
     if (!(limit >= 1)) throw new RangeError(`semaphore limit must be at least 1, got ${limit}`);
@@ -13,6 +14,12 @@ export class Semaphore {
   /** Holders now (for tests and logs). */
   get inUse(): number {
     return this.active;
+  }
+
+  /** Resolves once nobody holds or waits for the semaphore (at once if nobody does). */
+  whenIdle(): Promise<void> {
+    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
@@ -25,17 +32,30 @@ export class Semaphore {
       const next = this.waiting.shift();
       if (next) next();
       else this.active--;
+      if (this.active === 0 && this.waiting.length === 0 && this.idleWaiters.length > 0) {
+        const idle = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const resolve of idle) resolve();
+      }
     }
   }
 }
 
-/** The object with every method call made through the semaphore (a hardware driver bounded per queue). */
-export function bounded<T extends object>(target: T, semaphore: Semaphore): T {
+/**
+ * The object with every method call made through the semaphore (a hardware driver bounded per queue). With
+ * `yieldTo`, a call first waits until that semaphore is idle: the release queue's calls give way to the mark
+ * queue's, so a burst of ends clears every lessee in Ironic before the cleanings' calls compete with the clears
+ * (measured against a real Ironic: 200 releases polling their nodes slowed the clears to a third of Ironic's rate).
+ */
+export function bounded<T extends object>(target: T, semaphore: Semaphore, yieldTo?: Semaphore): T {
   return new Proxy(target, {
     get(object, name, receiver) {
       const value: unknown = Reflect.get(object, name, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => semaphore.run(() => Promise.resolve((value as (...a: unknown[]) => unknown).apply(object, args)));
+      return async (...args: unknown[]) => {
+        if (yieldTo) await yieldTo.whenIdle();
+        return semaphore.run(() => Promise.resolve((value as (...a: unknown[]) => unknown).apply(object, args)));
+      };
     },
   });
 }

@@ -119,6 +119,24 @@ describe('semaphore (hardware calls at once, per engine queue)', () => {
   });
 });
 
+describe('release calls give way to lessee marks', () => {
+  it("a call bounded with yieldTo waits until the other semaphore's holders and waiters are done", async () => {
+    const marks = new Semaphore(1);
+    const releases = new Semaphore(5);
+    const order: string[] = [];
+    let finishMark!: () => void;
+    const markDone = marks.run(() => new Promise<void>((r) => (finishMark = r)).then(() => void order.push('mark 1')));
+    const queuedMark = marks.run(async () => void order.push('mark 2'));
+    const release = bounded({ async powerOff() { order.push('release'); } }, releases, marks).powerOff();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(order).toEqual([]);
+    finishMark();
+    await Promise.all([markDone, queuedMark, release]);
+    expect(order).toEqual(['mark 1', 'mark 2', 'release']);
+    expect(await Promise.race([marks.whenIdle().then(() => 'idle'), new Promise((r) => setTimeout(() => r('busy'), 5))])).toBe('idle');
+  });
+});
+
 describe('lease state changes of a batch of allocation writes', () => {
   const siblings = [
     { id: 'a1', lease_id: 'L', state: 'active', counts: true },
