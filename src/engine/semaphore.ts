@@ -16,9 +16,9 @@ export class Semaphore {
     return this.active;
   }
 
-  /** Resolves once nobody holds or waits for the semaphore (at once if nobody does). */
-  whenIdle(): Promise<void> {
-    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
+  /** Resolves once nobody waits for the semaphore (at once if nobody does): its holders alone keep up. */
+  whenUncontended(): Promise<void> {
+    if (this.waiting.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -32,7 +32,7 @@ export class Semaphore {
       const next = this.waiting.shift();
       if (next) next();
       else this.active--;
-      if (this.active === 0 && this.waiting.length === 0 && this.idleWaiters.length > 0) {
+      if (this.waiting.length === 0 && this.idleWaiters.length > 0) {
         const idle = this.idleWaiters;
         this.idleWaiters = [];
         for (const resolve of idle) resolve();
@@ -43,9 +43,10 @@ export class Semaphore {
 
 /**
  * The object with every method call made through the semaphore (a hardware driver bounded per queue). With
- * `yieldTo`, a call first waits until that semaphore is idle: the release queue's calls give way to the mark
- * queue's, so a burst of ends clears every lessee in Ironic before the cleanings' calls compete with the clears
- * (measured against a real Ironic: 200 releases polling their nodes slowed the clears to a third of Ironic's rate).
+ * `yieldTo`, a call first waits while calls queue for that semaphore: the release queue's calls give way to the
+ * mark queue's when the hardware cannot keep up with the marks, so a burst of ends clears every lessee in Ironic
+ * before the cleanings' calls compete with the clears (measured against a real Ironic: 200 releases polling their
+ * nodes slowed the clears to a third of Ironic's rate). When marks are quick (nobody waits), nothing is held back.
  */
 export function bounded<T extends object>(target: T, semaphore: Semaphore, yieldTo?: Semaphore): T {
   return new Proxy(target, {
@@ -53,7 +54,7 @@ export function bounded<T extends object>(target: T, semaphore: Semaphore, yield
       const value: unknown = Reflect.get(object, name, receiver);
       if (typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
-        if (yieldTo) await yieldTo.whenIdle();
+        if (yieldTo) await yieldTo.whenUncontended();
         return semaphore.run(() => Promise.resolve((value as (...a: unknown[]) => unknown).apply(object, args)));
       };
     },
