@@ -4,6 +4,8 @@ import type { InventoryNode } from '../domain/inventory.js';
 import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { NodeRecord, Store, SyncResult } from '../store/store.js';
+import { BackendUnavailableError } from '../domain/errors.js';
+import { Coalescer } from './coalescer.js';
 
 /** Maps the driver's view of a node to what the store keeps (typed facts derived, no secrets). */
 export function toNodeRecord(node: DriverNode): NodeRecord {
@@ -37,6 +39,11 @@ export class InventorySync {
   private timer: Timer | null = null;
   private running: Promise<SyncResult> | null = null;
   private stopped = false;
+  /**
+   * Nodes recorded in one turn of the event loop are written in one statement: the engine's tasks in flight
+   * record the node after each change they make (issue 15: 1,000 ends were 1,000 upserts each time).
+   */
+  private readonly recorder: Coalescer<{ readonly record: NodeRecord; readonly now: Date }, InventoryNode>;
 
   constructor(
     private readonly deps: {
@@ -46,7 +53,12 @@ export class InventorySync {
       readonly logger: Logger;
       readonly intervalMs: number;
     },
-  ) {}
+  ) {
+    this.recorder = new Coalescer(
+      (items) => deps.store.upsertNodes(items.map((i) => i.record), new Date(Math.max(...items.map((i) => i.now.getTime())))),
+      { maxBatch: 500, isolate: (err) => !(err instanceof BackendUnavailableError) },
+    );
+  }
 
   /** Syncs once now, then every interval. A failed first sync is logged, not fatal: the driver may come back. */
   async start(): Promise<void> {
@@ -79,7 +91,7 @@ export class InventorySync {
 
   /** Records a node as the driver just answered it (after a change), without asking the driver again. */
   recordNode(node: DriverNode): Promise<InventoryNode> {
-    return this.deps.store.upsertNode(toNodeRecord(node), this.deps.clock.now());
+    return this.recorder.submit({ record: toNodeRecord(node), now: this.deps.clock.now() });
   }
 
   /**

@@ -16,6 +16,8 @@ import { runEndTask } from './release-steps.js';
 import { runStartTask } from './start-task.js';
 import { runSubleaseEndTask } from './sublease-end.js';
 import { DONE, TaskRun } from './task-run.js';
+import { BatchingEngineStore } from './batching-engine-store.js';
+import { Semaphore, bounded } from './semaphore.js';
 import type { TaskDeps, TaskMemory, TaskOutcome } from './task-run.js';
 
 export interface LeaseEngineOptions {
@@ -31,13 +33,20 @@ export interface LeaseEngineOptions {
    * While the engine runs (start()), it renews its claims every third of this. Default 5 s.
    */
   readonly claimMs?: number;
-  /** Tasks of the release queue (power off, cleaning) run at once. Default 20. */
-  readonly batch?: number;
   /**
-   * Tasks of the mark queue (Ironic's lessee set or cleared) run at once. Default 12, at most `batch`: one
+   * Tasks of the release queue (power off, cleaning, waiting for it) in flight at once. Default 200: a task that
+   * waits for the node costs nothing but its claim, and the store calls of the tasks in flight are written in
+   * batches (BatchingEngineStore), so more in flight means fewer, larger transactions (issue 15).
+   */
+  readonly batch?: number;
+  /** Hardware calls of the release queue at once, whatever the tasks in flight. Default 20, at most `batch`. */
+  readonly releaseConcurrency?: number;
+  /**
+   * Hardware calls of the mark queue (Ironic's lessee set or cleared) at once. Default 12, at most `batch`: one
    * standalone Ironic does about 30 node PATCHes a second and reaches 85–95 % of that with 8–20 concurrent
    * callers (test/ironic/figures.ironic.ts); more only lengthens each PATCH, so a lease starting in a burst
-   * waits longer for its mark.
+   * waits longer for its mark. Twice as many mark tasks are in flight, so their store writes go in batches
+   * while the next PATCHes are already under way.
    */
   readonly markConcurrency?: number;
   /** Backoff for failed runs. Default 1 s doubling to 60 s. */
@@ -64,6 +73,8 @@ export interface LeaseEngineOptions {
 /** Claims one runDue makes at most, so a flood of due work still lets the timer re-arm. */
 const MAX_CLAIMS_PER_RUN = 5_000;
 const DEFAULT_MARK_CONCURRENCY = 12;
+const DEFAULT_RELEASE_BATCH = 200;
+const DEFAULT_RELEASE_CONCURRENCY = 20;
 const LANES: readonly TaskLane[] = ['mark', 'release'];
 /** Tasks whose failure counts are kept in memory at most. */
 const MAX_REMEMBERED_TASKS = 10_000;
@@ -96,9 +107,11 @@ const STORE_RETRY_MS = 1_000;
 export class LeaseEngine {
   readonly workerId: string;
   private readonly deps: TaskDeps;
+  /** Each queue's tasks see the driver through their queue's bound on hardware calls at once. */
+  private readonly laneDeps: Record<TaskLane, TaskDeps>;
+  /** Tasks in flight per queue. */
+  private readonly inFlight: Record<TaskLane, number>;
   private readonly claimMs: number;
-  private readonly batch: number;
-  private readonly markConcurrency: number;
   private readonly retry: RetryPolicy;
   private readonly pollMs: number;
   private readonly memory = new Map<string, TaskMemory>();
@@ -114,12 +127,14 @@ export class LeaseEngine {
   constructor(options: LeaseEngineOptions) {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
-    this.batch = options.batch ?? 20;
-    this.markConcurrency = Math.max(1, Math.min(this.batch, options.markConcurrency ?? DEFAULT_MARK_CONCURRENCY));
+    const batch = Math.max(1, options.batch ?? DEFAULT_RELEASE_BATCH);
+    const markCalls = Math.max(1, Math.min(batch, options.markConcurrency ?? DEFAULT_MARK_CONCURRENCY));
+    const releaseCalls = Math.max(1, Math.min(batch, options.releaseConcurrency ?? DEFAULT_RELEASE_CONCURRENCY));
+    this.inFlight = { mark: Math.min(batch, 4 * markCalls), release: batch };
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.pollMs = options.pollMs ?? 10_000;
     this.deps = {
-      tasks: options.store.tasks,
+      tasks: new BatchingEngineStore(options.store.tasks),
       driver: options.driver,
       clock: options.clock,
       logger: options.logger.child({ component: 'lease-engine', worker: this.workerId }),
@@ -128,6 +143,12 @@ export class LeaseEngine {
       networks: options.networks ?? null,
       watchMs: options.watchMs ?? 2_000,
       metrics: options.metrics ?? noMetrics,
+    };
+    // Access in Ironic first: a release's call waits while lessee marks are being set or cleared (semaphore.ts).
+    const marks = new Semaphore(markCalls);
+    this.laneDeps = {
+      mark: { ...this.deps, driver: bounded(options.driver, marks) },
+      release: { ...this.deps, driver: bounded(options.driver, new Semaphore(releaseCalls), marks) },
     };
   }
 
@@ -217,7 +238,7 @@ export class LeaseEngine {
     try {
       for (;;) {
         for (const lane of LANES) {
-          const limit = lane === 'mark' ? this.markConcurrency : this.batch;
+          const limit = this.inFlight[lane];
           const set = running[lane];
           // Claim when at least half the lane is free (one query per few tasks, not per task).
           if (!worth[lane] || set.size > limit / 2 || claims >= MAX_CLAIMS_PER_RUN) continue;
@@ -231,7 +252,7 @@ export class LeaseEngine {
           for (const task of claimed) byAllocation.set(task.allocation_id, [...(byAllocation.get(task.allocation_id) ?? []), task]);
           for (const tasks of byAllocation.values()) {
             const run: Promise<void> = (async () => {
-              for (const task of tasks) await this.runTask(task);
+              for (const task of tasks) await this.runTask(task, lane);
             })().finally(() => {
               set.delete(run);
               worth.mark = worth.release = true;
@@ -280,7 +301,7 @@ export class LeaseEngine {
   }
 
   /** Runs one task and records how it went; never throws (a failure is a retry). */
-  private async runTask(task: LeaseTask): Promise<void> {
+  private async runTask(task: LeaseTask, lane: TaskLane): Promise<void> {
     // Tasks taken over by another replica never complete here: forget them all now and then.
     if (this.memory.size > MAX_REMEMBERED_TASKS) this.memory.clear();
     const memory = this.memory.get(task.id) ?? { failures: 0, powerOffRequests: 0 };
@@ -296,7 +317,7 @@ export class LeaseEngine {
       let outcome: TaskOutcome = DONE;
       if (!context) log.warn('task without an allocation (deleted?): completed without action');
       else {
-        run = new TaskRun(this.deps, task, context, memory, { taskId: task.id, worker: this.workerId });
+        run = new TaskRun(this.laneDeps[lane], task, context, memory, { taskId: task.id, worker: this.workerId });
         log.debug({ node_id: context.allocation.node_id, attempts: task.attempts }, 'running task');
         // A sub-lease's end hands the node back to the lessee that offered it instead of cleaning it.
         if (task.kind === 'start') outcome = await runStartTask(run);

@@ -46,6 +46,28 @@ export interface AllocationPatch {
   readonly node_maintenance_at?: Date | null;
 }
 
+/** One allocation's progress, as a batch write carries it (see EngineStore.updateAllocations). */
+export interface AllocationWrite {
+  readonly id: string;
+  readonly patch: AllocationPatch;
+  readonly events: readonly NewAuditEvent[];
+  /** The claim the write is fenced by; absent: unfenced. */
+  readonly claim?: TaskClaim;
+  /** When the progress was made: the allocation's `updated_at`. */
+  readonly at: Date;
+}
+
+/** What became of one write of a batch: written, or not written because its claim was lost or it names nothing. */
+export type AllocationWriteResult = 'written' | 'claim_lost' | 'not_found';
+
+/** A task run's end, as a batch carries it (see EngineStore.settleTasks). */
+export interface TaskSettlement {
+  readonly id: string;
+  /** Only while this worker holds the claim. */
+  readonly claimedBy?: string;
+  readonly outcome: { readonly kind: 'done' } | { readonly kind: 'retry'; readonly dueAt: Date; readonly error: string | null };
+}
+
 export interface EngineStore {
   /** A sub-allocation's parent allocation with its lease, or null: where the node goes when the sub-lease ends. */
   parentHold(allocationId: string): Promise<ParentHold | null>;
@@ -87,6 +109,8 @@ export interface EngineStore {
    */
   nextDueAt(): Promise<Date | null>;
   getAllocationContext(allocationId: string): Promise<AllocationContext | null>;
+  /** Many allocations with their leases in one query, by allocation id (one that is gone is missing). */
+  allocationContexts(allocationIds: readonly string[]): Promise<ReadonlyMap<string, AllocationContext>>;
   /**
    * Records an allocation's progress and, in the same transaction, the events and the lease's derived state:
    * active once every allocation is active, ended once every allocation is released or quarantined.
@@ -95,6 +119,17 @@ export interface EngineStore {
    * over never records a step twice).
    */
   updateAllocation(id: string, patch: AllocationPatch, now: Date, events?: readonly NewAuditEvent[], claim?: TaskClaim): Promise<void>;
+  /**
+   * Many updateAllocation writes in one transaction of a fixed number of statements (the engine's batches):
+   * each write fenced by its own claim — one whose claim was lost (or that names no allocation) is not written,
+   * the others are — and the leases' states and `lease.<state>` events as if the writes had been made one after
+   * the other in this order. The events are written at `now`. Resolves to each write's result, in order.
+   */
+  updateAllocations(writes: readonly AllocationWrite[], now: Date): Promise<readonly AllocationWriteResult[]>;
+  /**
+   * Many completeTask / retryTask calls in one statement; resolves to whether each changed its task, in order.
+   */
+  settleTasks(settlements: readonly TaskSettlement[], now: Date): Promise<readonly boolean[]>;
   /** Quarantines a node (no new leases until cleared), with the reason (e.g. Ironic's last_error). */
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void>;
 

@@ -1,16 +1,27 @@
-import type { Kysely } from 'kysely';
-import { NotFoundError } from '../domain/errors.js';
+import { sql, type Kysely } from 'kysely';
+import { ClaimLostError, NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { NewAuditEvent } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
 import type { Database } from './database.js';
 import { guarded } from './db-errors.js';
-import type { AllocationContext, AllocationPatch, EngineStore, LeaseTask, TaskClaim, TaskLane } from './engine-store.js';
-import { allocationContext } from './queries/engine-allocation-context.js';
+import type {
+  AllocationContext,
+  AllocationPatch,
+  AllocationWrite,
+  AllocationWriteResult,
+  EngineStore,
+  LeaseTask,
+  TaskClaim,
+  TaskLane,
+  TaskSettlement,
+} from './engine-store.js';
+import { allocationContexts } from './queries/engine-allocation-context.js';
+import { settleTasks } from './queries/engine-settle-tasks.js';
 import { parentHold, subleaseIdsOf, type ParentHold } from './queries/sublease-family.js';
 import { claimDueTasks } from './queries/engine-claim-due-tasks.js';
 import { nextDueAt } from './queries/engine-next-due.js';
-import { updateAllocation } from './queries/engine-update-allocation.js';
+import { updateAllocations } from './queries/engine-update-allocations.js';
 import { insertEvents } from './queries/insert-events.js';
 import { dropLeaderLease, tryLeaderLease } from './queries/leader-lease.js';
 import { nodeOwnerProject } from './queries/node-owner-project.js';
@@ -38,50 +49,42 @@ export class KyselyEngineStore implements EngineStore {
   }
 
   completeTask(id: string, now: Date, claimedBy?: string): Promise<boolean> {
-    return guarded(async () => {
-      if (!isUuid(id)) throw new NotFoundError('task', id);
-      const result = await this.db
-        .updateTable('lease_tasks')
-        .set({ done_at: now, locked_by: null, locked_until: null })
-        .where('id', '=', id)
-        .where('done_at', 'is', null)
-        .$if(claimedBy !== undefined, (qb) => qb.where('locked_by', '=', claimedBy!))
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    });
+    return this.settleOne({ id, ...(claimedBy !== undefined && { claimedBy }), outcome: { kind: 'done' } }, now);
   }
 
-  retryTask(id: string, dueAt: Date, error: string | null, _now: Date, claimedBy?: string): Promise<boolean> {
+  retryTask(id: string, dueAt: Date, error: string | null, now: Date, claimedBy?: string): Promise<boolean> {
+    return this.settleOne({ id, ...(claimedBy !== undefined && { claimedBy }), outcome: { kind: 'retry', dueAt, error } }, now);
+  }
+
+  private async settleOne(settlement: TaskSettlement, now: Date): Promise<boolean> {
+    const [changed] = await this.settleTasks([settlement], now);
+    return changed!;
+  }
+
+  settleTasks(settlements: readonly TaskSettlement[], now: Date): Promise<readonly boolean[]> {
     return guarded(async () => {
-      if (!isUuid(id)) throw new NotFoundError('task', id);
-      const result = await this.db
-        .updateTable('lease_tasks')
-        .set((eb) => ({
-          due_at: dueAt,
-          attempts: eb('attempts', '+', 1),
-          last_error: error,
-          locked_by: null,
-          locked_until: null,
-        }))
-        .where('id', '=', id)
-        .where('done_at', 'is', null)
-        .$if(claimedBy !== undefined, (qb) => qb.where('locked_by', '=', claimedBy!))
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+      const bad = settlements.find((s) => !isUuid(s.id));
+      if (bad) throw new NotFoundError('task', bad.id);
+      return settleTasks(this.db, settlements, now);
     });
   }
 
   renewClaims(worker: string, now: Date, claimMs: number): Promise<number> {
     return guarded(async () => {
-      const result = await this.db
-        .updateTable('lease_tasks')
-        .set({ locked_until: new Date(now.getTime() + claimMs) })
-        .where('locked_by', '=', worker)
-        .where('done_at', 'is', null)
-        // A claim that already expired may have been taken over (or may be any moment): it is not revived.
-        .where('locked_until', '>', now)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      // The rows are locked in id order, as a batch of progress writes locks its tasks (engine-update-allocations):
+      // a heartbeat beside a batch waits for it instead of deadlocking with it.
+      const { rows } = await sql<{ id: string }>`
+        update lease_tasks set locked_until = ${new Date(now.getTime() + claimMs)}
+         where id in (
+           select id from lease_tasks
+            where locked_by = ${worker}
+              and done_at is null
+              -- A claim that already expired may have been taken over (or may be any moment): it is not revived.
+              and locked_until > ${now}
+            order by id
+              for update)
+        returning id`.execute(this.db);
+      return rows.length;
     });
   }
 
@@ -104,11 +107,30 @@ export class KyselyEngineStore implements EngineStore {
   }
 
   getAllocationContext(allocationId: string): Promise<AllocationContext | null> {
-    return guarded(async () => (isUuid(allocationId) ? allocationContext(this.db, allocationId) : null));
+    return guarded(async () => (isUuid(allocationId) ? ((await allocationContexts(this.db, [allocationId])).get(allocationId) ?? null) : null));
+  }
+
+  allocationContexts(allocationIds: readonly string[]): Promise<ReadonlyMap<string, AllocationContext>> {
+    return guarded(() => allocationContexts(this.db, allocationIds.filter(isUuid)));
   }
 
   updateAllocation(id: string, patch: AllocationPatch, now: Date, events: readonly NewAuditEvent[] = [], claim?: TaskClaim): Promise<void> {
-    return guarded(() => updateAllocation(this.db, id, patch, now, events, claim));
+    return guarded(async () => {
+      if (!isUuid(id)) throw new NotFoundError('allocation', id);
+      const [result] = await updateAllocations(this.db, [{ id, patch, events, ...(claim && { claim }), at: now }], now);
+      if (result === 'not_found') throw new NotFoundError('allocation', id);
+      if (result === 'claim_lost') throw new ClaimLostError(claim!.taskId, claim!.worker);
+    });
+  }
+
+  updateAllocations(writes: readonly AllocationWrite[], now: Date): Promise<readonly AllocationWriteResult[]> {
+    return guarded(async () => {
+      // A malformed id names nothing: its write is refused alone, not the batch.
+      const valid = writes.filter((w) => isUuid(w.id));
+      const results = await updateAllocations(this.db, valid, now);
+      const byWrite = new Map(valid.map((w, i) => [w, results[i]!]));
+      return writes.map((w) => byWrite.get(w) ?? 'not_found');
+    });
   }
 
   quarantineNode(nodeId: string, reason: string, now: Date): Promise<void> {

@@ -345,6 +345,20 @@ export class KyselyStore implements Store {
     });
   }
 
+  upsertNodes(nodes: readonly NodeRecord[], now: Date): Promise<readonly InventoryNode[]> {
+    return guarded(async () => {
+      if (nodes.length === 0) return [];
+      const last = new Map(nodes.map((node) => [node.id, node]));
+      const rows = await upsertNodes(this.db, [...last.values()], now);
+      const written = new Map(rows.map((row) => [row.id, toInventoryNode(row)]));
+      return nodes.map((node) => {
+        const row = written.get(node.id);
+        if (!row) throw new Error(`upsert of node ${node.id} returned no row`);
+        return row;
+      });
+    });
+  }
+
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null> {
     return guarded(async () => {
       // Ironic names are unique; an exact uuid match still wins over a node named like another's uuid.

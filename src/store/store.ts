@@ -188,6 +188,11 @@ export interface Store {
   syncNodes(nodes: readonly NodeRecord[], now: Date): Promise<SyncResult>;
   /** Inserts or updates one node (an on-demand refresh of a single node), un-removing it if needed. */
   upsertNode(node: NodeRecord, now: Date): Promise<InventoryNode>;
+  /**
+   * upsertNode for many nodes in one statement; resolves to each node as written, in order. A node named twice is
+   * written as its last record (the newest the caller had).
+   */
+  upsertNodes(nodes: readonly NodeRecord[], now: Date): Promise<readonly InventoryNode[]>;
   /** By the driver's uuid or by the node's name (unique in Ironic). */
   getNode(idOrName: string, visibility: NodeVisibility): Promise<NodeView | null>;
   /**

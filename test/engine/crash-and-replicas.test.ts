@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vites
 import type { Lease } from '../../src/domain/leasing.js';
 import { ManualClock } from '../../src/domain/manual-clock.js';
 import { SimulatedDriver } from '../../src/drivers/simulated/simulated-driver.js';
-import type { LeaseEngine } from '../../src/engine/lease-engine.js';
+import type { LeaseEngine, LeaseEngineOptions } from '../../src/engine/lease-engine.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { POSTGRES_SKIP_REASON, TEST_DATABASE_URL, testDatabases } from '../support/postgres.js';
@@ -169,7 +169,12 @@ function freezable(store: Store) {
 }
 
 /** Two engines over one database and one set of hardware: every task runs once, whoever claims it. */
-async function twoEnginesRunEachTaskOnce(hs: readonly [Harness, Harness]): Promise<void> {
+async function twoEnginesRunEachTaskOnce(
+  hs: readonly [Harness, Harness],
+  options: Partial<LeaseEngineOptions> = { batch: 2 },
+  /** With small batches both engines get work; with the default ones the first to claim may take all of it. */
+  shared = true,
+): Promise<void> {
   const [a, b] = hs;
   const nodes = [0, 1, 2].map((i) => NODE_IDS[i]!);
   const leases: Lease[] = [];
@@ -177,7 +182,7 @@ async function twoEnginesRunEachTaskOnce(hs: readonly [Harness, Harness]): Promi
     leases.push(await a.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [node] }));
     leases.push(await a.createLease({ start: at(HOUR), end: at(2 * HOUR), nodes: [node], project: a.otherLesseeId }));
   }
-  const engines: LeaseEngine[] = [a.engine({ workerId: 'a', batch: 2 }), b.engine({ workerId: 'b', batch: 2 })];
+  const engines: LeaseEngine[] = [a.engine({ ...options, workerId: 'a' }), b.engine({ ...options, workerId: 'b' })];
   await a.clock.advanceTo(at(MINUTE));
   const firsts = leases.filter((_, i) => i % 2 === 0);
   await runUntil(a, engines, async () => (await Promise.all(firsts.map((l) => a.lease(l.id)))).every((l) => l.state === 'active'), { stepMs: 500 });
@@ -198,6 +203,7 @@ async function twoEnginesRunEachTaskOnce(hs: readonly [Harness, Harness]): Promi
     expect(actions.filter((x) => x === `setProvisionState ${node} provide`)).toHaveLength(2);
     expect(actions.filter((x) => x === `updateNode ${node} {"lessee":null,"extra":{"leasehold_lease":null}}`)).toHaveLength(2);
   }
+  if (!shared) return;
   // Both engines did some of the work.
   expect(a.spy.actions().length).toBeGreaterThan(0);
   expect(b.spy.actions().length).toBeGreaterThan(0);
@@ -233,6 +239,19 @@ if (!TEST_DATABASE_URL) {
       const b = track(await harness({ clock, sim, projects: a, openStore: () => openStore({ databaseUrl: url, dataDir: 'unused' }) }));
       try {
         await twoEnginesRunEachTaskOnce([a, b]);
+      } finally {
+        await sim.close();
+      }
+    });
+
+    it('two engines on one PostgreSQL database writing their tasks in batches (the defaults) still run each task exactly once', async () => {
+      const { url } = await databases.create();
+      const clock = new ManualClock(T0);
+      const sim = new SimulatedDriver({ nodes: threeNodes(), clock, timings: TIMINGS });
+      const a = track(await harness({ clock, sim, openStore: () => openStore({ databaseUrl: url, dataDir: 'unused' }) }));
+      const b = track(await harness({ clock, sim, projects: a, openStore: () => openStore({ databaseUrl: url, dataDir: 'unused' }) }));
+      try {
+        await twoEnginesRunEachTaskOnce([a, b], {}, false);
       } finally {
         await sim.close();
       }

@@ -118,7 +118,7 @@ export interface HarnessOptions {
   readonly projects?: { readonly lesseeId: string; readonly otherLesseeId: string; readonly ownerId: string };
 }
 
-export const silentLogger = createLogger('silent');
+export const silentLogger = createLogger(process.env.ENGINE_TEST_LOG ?? 'silent');
 
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const clock = options.clock ?? new ManualClock(T0);

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { availabilityContract } from './contract/availability-contract.js';
 import { consoleContract } from './contract/console-contract.js';
+import { engineBatchContract } from './contract/engine-batch-contract.js';
 import { engineContract } from './contract/engine-contract.js';
 import { leaseListContract } from './contract/lease-list-contract.js';
 import { lifecycleContract } from './contract/lifecycle-contract.js';
@@ -26,6 +27,7 @@ export function defineStoreContract(engine: string, openFreshStore: () => Promis
     tokensContract(openFreshStore);
     nodesContract(openFreshStore);
     engineContract(openFreshStore);
+    engineBatchContract(openFreshStore);
     consoleContract(openFreshStore);
     availabilityContract(openFreshStore);
     planningContract(openFreshStore);

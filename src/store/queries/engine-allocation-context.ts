@@ -4,11 +4,14 @@ import type { AllocationContext } from '../engine-store.js';
 import { selectAllocations, toAllocation, toLease } from '../leasing-rows.js';
 
 /**
- * An allocation with its lease (without the lease's other allocations), or null when either is gone: one query
- * (every task run of the engine starts with it).
+ * Allocations with their leases (without the leases' other allocations), by allocation id; one missing when it or
+ * its lease is gone. One query for any number (every task run of the engine starts with one: a claimed batch
+ * reads them together). Ids must be UUIDs (the caller checks).
  */
-export async function allocationContext(db: Kysely<Database>, allocationId: string): Promise<AllocationContext | null> {
-  const row = await selectAllocations(db)
+export async function allocationContexts(db: Kysely<Database>, allocationIds: readonly string[]): Promise<Map<string, AllocationContext>> {
+  const contexts = new Map<string, AllocationContext>();
+  if (allocationIds.length === 0) return contexts;
+  const rows = await selectAllocations(db)
     .innerJoin('leases as l', 'l.id', 'a.lease_id')
     .select([
       'l.name as lease_name',
@@ -23,25 +26,27 @@ export async function allocationContext(db: Kysely<Database>, allocationId: stri
       'l.cancelled_at as lease_cancelled_at',
       'l.replace_policy as lease_replace_policy',
     ])
-    .where('a.id', '=', allocationId)
-    .executeTakeFirst();
-  if (!row) return null;
-  const { allocations: _omitted, ...lease } = toLease(
-    {
-      id: row.lease_id,
-      name: row.lease_name,
-      project_id: row.lease_project_id,
-      created_by: row.lease_created_by,
-      start_at: row.lease_start_at,
-      end_at: row.lease_end_at,
-      state: row.lease_state,
-      request: row.lease_request as Record<string, unknown>,
-      created_at: row.lease_created_at,
-      updated_at: row.lease_updated_at,
-      cancelled_at: row.lease_cancelled_at,
-      replace_policy: row.lease_replace_policy,
-    },
-    [],
-  );
-  return { allocation: toAllocation(row), lease };
+    .where('a.id', 'in', [...new Set(allocationIds)])
+    .execute();
+  for (const row of rows) {
+    const { allocations: _omitted, ...lease } = toLease(
+      {
+        id: row.lease_id,
+        name: row.lease_name,
+        project_id: row.lease_project_id,
+        created_by: row.lease_created_by,
+        start_at: row.lease_start_at,
+        end_at: row.lease_end_at,
+        state: row.lease_state,
+        request: row.lease_request as Record<string, unknown>,
+        created_at: row.lease_created_at,
+        updated_at: row.lease_updated_at,
+        cancelled_at: row.lease_cancelled_at,
+        replace_policy: row.lease_replace_policy,
+      },
+      [],
+    );
+    contexts.set(row.id, { allocation: toAllocation(row), lease });
+  }
+  return contexts;
 }
