@@ -1,36 +1,16 @@
 import type { Clock, Timer } from '../../domain/clock.js';
 import { PowerState, ProvisionState } from '../hardware-driver.js';
-import type { BootDevice, DriverNode } from '../hardware-driver.js';
+import type { DriverNode } from '../hardware-driver.js';
 import { SerialConsole } from './serial-console.js';
-import type { SimulatedOp } from './simulated-state.js';
+import type { StatefulNode } from './simulated-state.js';
 import type { SimulatedNodeSpec } from './simulated-types.js';
 
 /** One simulated machine as the driver keeps it: Ironic's node fields, its secrets, its running work. */
-export interface SimulatedNode {
+export interface SimulatedNode extends StatefulNode {
   readonly uuid: string;
   readonly name: string;
-  resource_class: string | null;
-  owner: string | null;
-  lessee: string | null;
-  properties: Record<string, unknown>;
-  traits: string[];
-  extra: Record<string, unknown>;
-  /** BMC credentials: never copied into a DriverNode. */
+  /** BMC credentials: never copied into a DriverNode (nor into the stored state). */
   readonly driverInfo: Record<string, unknown>;
-  power_state: PowerState;
-  target_power_state: PowerState | null;
-  provision_state: string;
-  target_provision_state: string | null;
-  maintenance: boolean;
-  maintenance_reason: string | null;
-  last_error: string | null;
-  console_enabled: boolean;
-  reservation: string | null;
-  updated_at: string;
-  bootDevice: BootDevice | null;
-  bootPersistent: boolean;
-  /** The work in progress, as data (simulated-state.ts): what finishes it, here or in another instance. */
-  op: SimulatedOp | null;
   /** The next step of the running provision operation, cancelled when abort or undeploy takes over. */
   provisionTimer: Timer | null;
   /** Every pending timer of this node, cancelled when it is removed or the driver closes. */

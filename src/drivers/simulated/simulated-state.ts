@@ -44,7 +44,7 @@ export interface SimulatedState {
   readonly op: SimulatedOp | null;
 }
 
-/** The fields of a node the state document carries (SimulatedNode has them under these names). */
+/** The changing fields of a simulated node (SimulatedNode extends it; `op` is the work in progress, as data). */
 export interface StatefulNode {
   owner: string | null;
   lessee: string | null;
