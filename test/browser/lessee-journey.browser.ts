@@ -230,7 +230,8 @@ describe.skipIf(!avail.ok)('a lessee in the browser', () => {
     await expect
       .poll(() => consoleBox.getByTestId('console-status').textContent(), { timeout: endsIn + 20_000, interval: 250 })
       .toMatch(/^Access ended with the lease: the lease ended at .* \(code 4410\)\.$/);
-    expect(await terminalText(page.getByLabel('Terminal of gpu-1'))).toContain('Access ended with the lease');
+    // The status is React's; the terminal's line is drawn by xterm on its next frame: wait for it, too.
+    await expect.poll(() => terminalText(page.getByLabel('Terminal of gpu-1')), { timeout: 10_000, interval: 250 }).toContain('Access ended with the lease');
     await consoleBox.getByText('The lease is over: access to this node has ended.').waitFor();
     // No reconnect offered for an access that ended for good.
     expect(await consoleBox.getByRole('button', { name: 'Reconnect' }).count()).toBe(0);
