@@ -116,6 +116,21 @@ export function planningContract(open: OpenFreshStore): void {
       expect(await store.leasing.holds([], at(0), null)).toEqual([]);
     });
 
+    it('reads the same holds for a long list of nodes (one scan) as for a short one (a lookup per node), with an open end', async () => {
+      const { store, lessee } = await pool(['n1', 'n2', 'n3']);
+      const a = await lease(store, lessee.id, ['n1', 'n3'], 1, 3);
+      const b = await lease(store, lessee.id, ['n3'], 10, 12);
+      // 1,200 ids, most of them naming no node: past the lookups' limit (planning-holds.ts).
+      const long = [...Array.from({ length: 1_200 }, (_, i) => `missing-${i}`), 'n3', 'n2', 'n1'];
+      const expected = [
+        { node_id: 'n1', lease_id: a.id, start: at(HOUR), blocked_until: at(3.5 * HOUR), sub: false },
+        { node_id: 'n3', lease_id: a.id, start: at(HOUR), blocked_until: at(3.5 * HOUR), sub: false },
+        { node_id: 'n3', lease_id: b.id, start: at(10 * HOUR), blocked_until: at(12.5 * HOUR), sub: false },
+      ];
+      expect(await store.leasing.holds(['n3', 'n2', 'n1'], at(2 * HOUR), null)).toEqual(expected);
+      expect(await store.leasing.holds(long, at(2 * HOUR), null)).toEqual(expected);
+    });
+
     it('gives per node the instants a window plus its gap can start at: between holds, shortened by the span, inclusive', async () => {
       const { store, lessee } = await pool(['n1', 'n2']);
       await lease(store, lessee.id, ['n1'], 4, 6); // blocked [4 h, 6.5 h)
