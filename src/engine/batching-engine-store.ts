@@ -13,7 +13,7 @@ import type {
   TaskSettlement,
 } from '../store/engine-store.js';
 import type { ParentHold } from '../store/queries/sublease-family.js';
-import { Coalescer } from './coalescer.js';
+import { Coalescer } from '../store/coalescer.js';
 
 /** Rows one batch statement carries at most (a write is one row and a few events). */
 export const MAX_BATCH = 500;

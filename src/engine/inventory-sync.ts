@@ -5,7 +5,7 @@ import type { DriverNode, HardwareDriver } from '../drivers/hardware-driver.js';
 import type { Logger } from '../logger.js';
 import type { NodeRecord, Store, SyncResult } from '../store/store.js';
 import { BackendUnavailableError } from '../domain/errors.js';
-import { Coalescer } from './coalescer.js';
+import { Coalescer } from '../store/coalescer.js';
 
 /** Maps the driver's view of a node to what the store keeps (typed facts derived, no secrets). */
 export function toNodeRecord(node: DriverNode): NodeRecord {

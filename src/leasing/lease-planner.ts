@@ -12,7 +12,9 @@ import { explain, planWindow, type GroupSpec } from '../domain/scheduling/plan.j
 import { checkQuota, quotaSpan } from '../domain/scheduling/quota.js';
 import type { Hold } from '../store/leasing-store.js';
 import type { Store } from '../store/store.js';
+import { BatchedPlanningReads } from './batched-planning-reads.js';
 import { searchEarliestStart } from './earliest-start-search.js';
+import { WaitForPendingBookings, type PendingBookings, type PendingHold } from './pending-bookings.js';
 import { PlanningIndex } from './planning-index.js';
 
 /** A lease request as the API received it (validated for shape, not yet for meaning). */
@@ -34,6 +36,8 @@ export interface LeasePlan {
    * transaction takes replacements from when a chosen node was taken meanwhile by a concurrent request.
    */
   readonly alternatives: readonly (readonly string[])[];
+  /** Planned for a booking: what it holds in this process until its transaction ends (release it then). */
+  readonly hold?: PendingHold;
 }
 
 export interface PlannerOptions {
@@ -64,6 +68,8 @@ const ALTERNATIVES = (count: number) => count * 8 + 16;
  */
 export class LeasePlanner {
   readonly index: PlanningIndex;
+  /** The holds and free starts plans read, shared by the plans that read them in the same turn. */
+  private readonly reads: BatchedPlanningReads;
 
   constructor(
     private readonly store: Store,
@@ -71,9 +77,15 @@ export class LeasePlanner {
     private readonly options: PlannerOptions,
   ) {
     this.index = new PlanningIndex(store);
+    this.reads = new BatchedPlanningReads(store.leasing);
   }
 
-  async plan(project: Project, ask: LeaseAsk): Promise<LeasePlan> {
+  /**
+   * Plans `ask` for `project`. With `pending` (a booking, not a quote), nodes other bookings of this process are
+   * taking count as held, the plan holds its own choice there until released, and a request that could only be met
+   * by nodes under booking fails with WaitForPendingBookings instead of a refusal.
+   */
+  async plan(project: Project, ask: LeaseAsk, pending?: PendingBookings): Promise<LeasePlan> {
     const now = this.clock.now().getTime();
     const { start, end } = this.window(ask, now);
     const requested = (ask.nodes?.length ?? 0) + (ask.groups ?? []).reduce((sum, g) => sum + g.count, 0);
@@ -109,28 +121,34 @@ export class LeasePlanner {
     const fetch = async (ids: readonly string[]) => {
       const missing = ids.filter((id) => !holds.has(id));
       for (const id of missing) holds.set(id, []);
-      for (const h of await this.store.leasing.holds(missing, new Date(from), new Date(end + this.options.cleaningGapMs))) {
+      for (const h of await this.reads.holds(missing, new Date(from), new Date(end + this.options.cleaningGapMs))) {
         holds.get(h.node_id)!.push(toHeld(h));
       }
     };
     for (let look = 1; ; look *= WIDEN) {
       const subset = ranked.map((r, i) => r.take(FIRST_LOOK(groups[i]!.count) * look));
       await fetch([...new Set(subset.flat().map((n) => n.id))]);
-      const result = planWindow(unique(subset.flat()), groups, window, ctx);
+      // From here to the return nothing awaits: what other bookings hold is read, and this one's choice held, at once.
+      const seen = pending && !pending.idle ? withPending(ctx, holds, pending) : ctx;
+      const result = planWindow(unique(subset.flat()), groups, window, seen);
       if (result.ok) {
         const allocations = result.nodes.flatMap((ids, group_index) => ids.map((node_id) => ({ node_id, group_index })));
-        const alternatives = ranked.map((r, i) => alternativesOf(r.take(ALTERNATIVES(groups[i]!.count) * 2), result.nodes[i]!, groups[i]!.count, ctx, window));
+        const alternatives = ranked.map((r, i) => alternativesOf(r.take(ALTERNATIVES(groups[i]!.count) * 2), result.nodes[i]!, groups[i]!.count, seen, window));
         const nodes = new Map(allocations.map((a) => [a.node_id, this.index.find(a.node_id)!]));
-        return { start: new Date(start), end: new Date(end), allocations, nodes, alternatives };
+        const hold = pending?.hold(allocations.map((a) => a.node_id), start, end + this.options.cleaningGapMs);
+        return { start: new Date(start), end: new Date(end), allocations, nodes, alternatives, ...(hold ? { hold } : {}) };
       }
       if (ranked.every((r, i) => r.done && subset[i]!.length === r.size)) break;
     }
+    // Candidates other bookings are taking right now: whether they are left over is known once those end.
+    const settled = pending?.settledOn(holds.keys(), start, end + this.options.cleaningGapMs);
+    if (settled) throw new WaitForPendingBookings(settled);
 
     // Refused: the report over every node the project may know of (the ones not ranked were refused on health or
     // policy, which needs no bookings), then the earliest start that fits.
     const report = planWindow(known, groups, window, ctx);
     if (report.ok) throw new Error('planner: the full report found a plan the candidates did not');
-    const earliest = await searchEarliestStart(this.store.leasing, {
+    const earliest = await searchEarliestStart(this.reads, {
       groups,
       known,
       ctx,
@@ -331,6 +349,16 @@ class Ranked {
     }
     return this.found.slice(0, count);
   }
+}
+
+/** `ctx` with the windows that bookings under way hold on the nodes whose holds were read added to theirs. */
+function withPending(ctx: AssessContext, holds: ReadonlyMap<string, readonly Held[]>, pending: PendingBookings): AssessContext {
+  const merged = new Map<string, readonly Held[]>();
+  for (const [id, held] of holds) {
+    const under = pending.heldOn(id);
+    merged.set(id, under.length === 0 ? held : [...held, ...under]);
+  }
+  return { ...ctx, heldByNode: merged };
 }
 
 function toHeld(h: Pick<Hold, 'node_id' | 'start' | 'blocked_until' | 'sub'>): Held {

@@ -9,6 +9,7 @@ import type { Clock } from '../domain/clock.js';
 import type { ReplacePolicy } from '../domain/replacement.js';
 import type { Store } from '../store/store.js';
 import { LeasePlanner, type LeaseAsk, type LeasePlan } from './lease-planner.js';
+import { PendingBookings, WaitForPendingBookings } from './pending-bookings.js';
 
 export interface LeaseServiceOptions {
   /** The gap kept free after every lease for cleaning (LEASEHOLD_CLEANING_GAP). */
@@ -55,6 +56,11 @@ export interface EngineWaker {
 const CONFLICT_RETRIES = 12;
 /** Before planning again after nodes were skipped as locked by another booking: let that one commit or fail. */
 const LOCKED_PAUSE_MS = 3;
+/**
+ * Waits for bookings under way before a plan ignores them (pending-bookings.ts): each wait is for bookings that
+ * began before it, so a request waits behind at most this many rounds of others before it plans on the tables alone.
+ */
+const PENDING_WAITS = 4;
 
 /**
  * Leasing as the entry points use it: plan → book → re-plan on a lost race → wake the engine, extensions under the
@@ -68,6 +74,7 @@ export class LeaseService {
   /** The operator's default notice offsets (a project may have its own). */
   readonly noticeOffsetsMs: readonly number[];
   private engine: EngineWaker | null = null;
+  private readonly pending = new PendingBookings();
 
   constructor(
     private readonly store: Store,
@@ -102,40 +109,62 @@ export class LeaseService {
     return this.planner.plan(project, ask);
   }
 
-  /** Books `ask` for `project`, all or nothing; a node taken between plan and insert is planned around, up to 3 times. */
+  /**
+   * Books `ask` for `project`, all or nothing. A node taken between plan and insert is replaced by the next best or
+   * planned around (CONFLICT_RETRIES); a request that needs nodes another booking of this process is taking waits for
+   * it to end and plans again (PENDING_WAITS).
+   */
   async create(project: Project, ask: LeaseAsk, meta: NewLeaseMeta): Promise<Lease> {
+    let waits = 0;
     for (let attempt = 1; ; attempt++) {
-      const plan = await this.planner.plan(project, ask);
-      // Refused before anything is booked: a request that fails validation changes nothing.
-      if (meta.autoRenew && meta.autoRenew.until.getTime() <= plan.end.getTime()) {
-        throw new InvalidRequestError(`auto_renew.until must be after the lease's end (${plan.end.toISOString()})`, { details: { field: 'auto_renew.until' } });
+      let plan: LeasePlan;
+      try {
+        plan = await this.planner.plan(project, ask, waits < PENDING_WAITS ? this.pending : undefined);
+      } catch (err) {
+        if (!(err instanceof WaitForPendingBookings)) throw err;
+        waits++;
+        attempt--;
+        await err.settled;
+        continue;
       }
       try {
-        const lease = await this.store.leasing.createLease(
-          {
-            name: meta.name ?? `lease-${plan.start.toISOString().slice(0, 16)}`,
-            project_id: project.id,
-            created_by: localUserId(meta.actor),
-            start: plan.start,
-            end: plan.end,
-            request: { nodes: ask.nodes, groups: ask.groups },
-            allocations: plan.allocations,
-            alternatives: plan.alternatives,
-            cleaning_gap_ms: this.cleaningGapMs,
-            max_nodes: project.quota.max_nodes ?? null,
-            max_node_hours: project.quota.max_node_hours ?? null,
-            replace_policy: meta.replace,
-          },
-          [{ type: 'lease.created', ...this.by(meta.actor), project_id: project.id, message: `${plan.allocations.length} nodes` }],
-          this.clock.now(),
-        );
-        this.engine?.wake();
-        return meta.autoRenew ? await this.setAutoRenew(lease, meta.autoRenew, meta.actor) : lease;
+        return await this.book(project, ask, meta, plan);
       } catch (err) {
         if (!(err instanceof LeaseConflictError) || attempt >= CONFLICT_RETRIES) throw err;
         if (err.details?.locked_by_others === true) await pause(LOCKED_PAUSE_MS * attempt);
+      } finally {
+        plan.hold?.release();
       }
     }
+  }
+
+  /** One booking of a plan: the lease, or LeaseConflictError when its nodes and their alternatives were taken. */
+  private async book(project: Project, ask: LeaseAsk, meta: NewLeaseMeta, plan: LeasePlan): Promise<Lease> {
+    // Refused before anything is booked: a request that fails validation changes nothing.
+    if (meta.autoRenew && meta.autoRenew.until.getTime() <= plan.end.getTime()) {
+      throw new InvalidRequestError(`auto_renew.until must be after the lease's end (${plan.end.toISOString()})`, { details: { field: 'auto_renew.until' } });
+    }
+    const lease = await this.store.leasing.createLease(
+      {
+        name: meta.name ?? `lease-${plan.start.toISOString().slice(0, 16)}`,
+        project_id: project.id,
+        created_by: localUserId(meta.actor),
+        start: plan.start,
+        end: plan.end,
+        request: { nodes: ask.nodes, groups: ask.groups },
+        allocations: plan.allocations,
+        alternatives: plan.alternatives,
+        cleaning_gap_ms: this.cleaningGapMs,
+        max_nodes: project.quota.max_nodes ?? null,
+        max_node_hours: project.quota.max_node_hours ?? null,
+        replace_policy: meta.replace,
+      },
+      [{ type: 'lease.created', ...this.by(meta.actor), project_id: project.id, message: `${plan.allocations.length} nodes` }],
+      this.clock.now(),
+    );
+    plan.hold?.release();
+    this.engine?.wake();
+    return meta.autoRenew ? await this.setAutoRenew(lease, meta.autoRenew, meta.actor) : lease;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BackendUnavailableError } from '../../src/domain/errors.js';
 import { BatchingEngineStore } from '../../src/engine/batching-engine-store.js';
-import { Coalescer } from '../../src/engine/coalescer.js';
+import { Coalescer } from '../../src/store/coalescer.js';
 import type { AllocationWrite, EngineStore } from '../../src/store/engine-store.js';
 import { Semaphore, bounded } from '../../src/engine/semaphore.js';
 import { leaseTransitions, roundsByKey } from '../../src/store/queries/engine-lease-transitions.js';

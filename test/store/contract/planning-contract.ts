@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { LeaseConflictError, LeaseUnavailableError } from '../../../src/domain/errors.js';
 import { ManualClock } from '../../../src/domain/manual-clock.js';
 import { LeasePlanner } from '../../../src/leasing/lease-planner.js';
+import { LeaseService } from '../../../src/leasing/lease-service.js';
+import { PendingBookings, WaitForPendingBookings } from '../../../src/leasing/pending-bookings.js';
 import { PlanningIndex } from '../../../src/leasing/planning-index.js';
 import type { NewLease } from '../../../src/store/leasing-store.js';
 import type { Store } from '../../../src/store/store.js';
@@ -209,6 +211,65 @@ export function planningContract(open: OpenFreshStore): void {
       expect((refusal as LeaseUnavailableError).details.groups).toEqual([expect.objectContaining({ matching: 2, free: 0, taken: ['node-n1', 'node-n2'] })]);
       const one = await planner.plan(owners, { ...ask, groups: [{ count: 1, where: 'memory >= 16GiB' }] }).catch((err: unknown) => err);
       expect((one as LeaseUnavailableError).details).toMatchObject({ earliest_start: at(10.5 * HOUR).toISOString() });
+    });
+
+    it('steps around the nodes other bookings are taking, and holds its own choice until released', async () => {
+      const { store } = await pool(['n1', 'n2', 'n3']);
+      const planner = new LeasePlanner(store, new ManualClock(T0), { cleaningGapMs: GAP });
+      const owners = (await store.findProject('owners'))!;
+      const pending = new PendingBookings();
+      const ask = { start: at(2 * HOUR), durationMs: 2 * HOUR, groups: [{ count: 1, where: 'memory >= 16GiB' }] };
+      const first = await planner.plan(owners, ask, pending);
+      const second = await planner.plan(owners, ask, pending);
+      expect([first.allocations[0]!.node_id, second.allocations[0]!.node_id]).toEqual(['n1', 'n2']);
+      // A quote does not see bookings under way: it answers what the tables hold.
+      expect((await planner.plan(owners, ask)).allocations[0]!.node_id).toBe('n1');
+      first.hold!.release();
+      expect((await planner.plan(owners, ask, pending)).allocations[0]!.node_id).toBe('n1');
+      second.hold!.release();
+    });
+
+    it('waits for bookings under way when only their nodes could serve it, instead of refusing', async () => {
+      const { store } = await pool(['n1', 'n2']);
+      const planner = new LeasePlanner(store, new ManualClock(T0), { cleaningGapMs: GAP });
+      const owners = (await store.findProject('owners'))!;
+      const pending = new PendingBookings();
+      const ask = { start: at(2 * HOUR), durationMs: 2 * HOUR, groups: [{ count: 2, where: 'memory >= 16GiB' }] };
+      const under = await planner.plan(owners, ask, pending);
+      const waiting = await planner.plan(owners, ask, pending).catch((err: unknown) => err);
+      expect(waiting).toBeInstanceOf(WaitForPendingBookings);
+      let settled = false;
+      void (waiting as WaitForPendingBookings).settled.then(() => (settled = true));
+      await Promise.resolve();
+      expect(settled).toBe(false);
+      under.hold!.release();
+      await (waiting as WaitForPendingBookings).settled;
+      // Another window does not wait for them.
+      const later = { ...ask, start: at(10 * HOUR) };
+      const again = await planner.plan(owners, ask, pending);
+      await expect(planner.plan(owners, later, pending)).resolves.toMatchObject({ allocations: [{ node_id: 'n1' }, { node_id: 'n2' }] });
+      again.hold!.release();
+    });
+  });
+
+  describe('concurrent bookings', () => {
+    it('grants every request the nodes allow when many ask at once, each refusal a lease_unavailable with the earliest start', async () => {
+      const ids = Array.from({ length: 8 }, (_, i) => `n${i}`);
+      const { store } = await pool(ids);
+      const owners = (await store.findProject('owners'))!;
+      const service = new LeaseService(store, new ManualClock(T0), { cleaningGapMs: GAP });
+      const actor = { userName: 'owner', userId: 'owner', source: 'keystone' as const };
+      const ask = { start: at(2 * HOUR), durationMs: 2 * HOUR, groups: [{ count: 2, where: 'memory >= 16GiB' }] };
+      const outcomes = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => service.create(owners, ask, { name: `race-${i}`, actor })));
+      const granted = outcomes.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<LeaseService['create']>>>).value);
+      const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
+      expect(granted).toHaveLength(4);
+      expect(new Set(granted.flatMap((l) => l.allocations.map((a) => a.node_id))).size).toBe(8);
+      expect(refused).toHaveLength(8);
+      for (const err of refused) {
+        expect(err).toBeInstanceOf(LeaseUnavailableError);
+        expect((err as LeaseUnavailableError).details).toMatchObject({ earliest_start: at(4.5 * HOUR).toISOString() });
+      }
     });
   });
 }
