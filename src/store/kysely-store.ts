@@ -1,3 +1,4 @@
+import { authenticateMany, type TokenAsk } from './queries/authenticate-many.js';
 import { KyselySimulatedHardwareStore } from './kysely-simulated-hardware-store.js';
 import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import { sql, type Kysely } from 'kysely';
@@ -324,6 +325,10 @@ export class KyselyStore implements Store {
 
   authenticate(tokenHash: string, now: Date): Promise<Principal | null> {
     return guarded(() => authenticate(this.db, tokenHash, now));
+  }
+
+  authenticateMany(asks: readonly TokenAsk[]): Promise<(Principal | null)[]> {
+    return guarded(() => authenticateMany(this.db, asks));
   }
 
   bootstrapAdmin(

@@ -1,3 +1,4 @@
+import type { TokenAsk } from './queries/authenticate-many.js';
 import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
 import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
@@ -175,6 +176,8 @@ export interface Store {
   revokeToken(id: string, now: Date): Promise<ApiToken>;
   /** The caller behind a token hash that is neither revoked nor expired at `now`, or null. */
   authenticate(tokenHash: string, now: Date): Promise<Principal | null>;
+  /** authenticate for several tokens in one read, in the order asked (each at its own `now`). */
+  authenticateMany(asks: readonly TokenAsk[]): Promise<(Principal | null)[]>;
   /**
    * Creates the operator user `userName` (role admin, no project) and its token iff the store has no user yet.
    * Returns true when it did. Safe when several replicas start at the same moment on one database.

@@ -10,6 +10,7 @@ import { canChangeLeasesOf, canLeaseFor, canSeeProject, isAdmin } from '../../do
 import { LEASE_ORDERS, type LeaseOrder } from '../../store/leasing-store.js';
 import type { LeaseAsk } from '../../leasing/lease-planner.js';
 import { createRouter, type ApiDeps } from '../context.js';
+import { ProjectLoader } from '../project-loader.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, TimeInput, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { leaseNames } from '../lease-names.js';
@@ -224,6 +225,7 @@ const NO_OWNER = { project_id: NIL_UUID, project_name: NIL_UUID };
 
 export function leaseRoutes(deps: ApiDeps) {
   const router = createRouter();
+  const projects = new ProjectLoader(deps.store);
 
   /**
    * The project a lease (or a quote) is for: the caller's own, or the one it names. Only the operator acts for
@@ -231,7 +233,7 @@ export function leaseRoutes(deps: ApiDeps) {
    */
   async function leaseProject(principal: Principal, asked: string | undefined): Promise<Project> {
     if (asked === undefined) {
-      const own = principal.projectId ? await deps.store.findProject(principal.projectId) : null;
+      const own = principal.projectId ? await projects.byId(principal.projectId) : null;
       if (!own) {
         throw new ForbiddenError(
           'leases belong to a project: as an operator without one, name the project to lease for (`project` in the request; ' +

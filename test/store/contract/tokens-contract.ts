@@ -72,6 +72,27 @@ export function tokensContract(open: OpenFreshStore): void {
       expect(await store.authenticate('h', at(2 * HOUR))).toBeNull();
     });
 
+    it('authenticates several tokens in one read exactly as one by one: each at its own instant, revoked and unknown ones null', async () => {
+      const store = await fresh();
+      const { user } = await member(store);
+      await store.createToken({ user_id: user.id, token_hash: 'live', prefix: 'p' }, T0);
+      await store.createToken({ user_id: user.id, token_hash: 'expiring', prefix: 'p', expires_at: at(HOUR) }, T0);
+      const revoked = await store.createToken({ user_id: user.id, token_hash: 'revoked', prefix: 'p' }, T0);
+      await store.revokeToken(revoked.id, at(1));
+      const asks = [
+        { tokenHash: 'expiring', now: at(HOUR - 1) },
+        { tokenHash: 'expiring', now: at(HOUR) },
+        { tokenHash: 'revoked', now: at(2) },
+        { tokenHash: 'unknown', now: at(2) },
+        { tokenHash: 'live', now: at(2 * HOUR) },
+      ];
+      const many = await store.authenticateMany(asks);
+      const one = await Promise.all(asks.map((a) => store.authenticate(a.tokenHash, a.now)));
+      expect(many).toEqual(one);
+      expect(many.map((p) => p?.userName ?? null)).toEqual(['ada', null, null, null, 'ada']);
+      expect(await store.authenticateMany([])).toEqual([]);
+    });
+
     it('a revoked token no longer authenticates, and revoking again keeps the first revocation time', async () => {
       const store = await fresh();
       const { user } = await member(store);
