@@ -112,7 +112,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         const released = await store.tasks.releaseAllClaims();
         if (released > 0) logger.warn({ tasks: released }, 'resuming lease tasks interrupted by a crash');
       }
-      engine = new LeaseEngine({ store, driver, clock, logger, inventory, networks: teardown, metrics });
+      engine = new LeaseEngine({ store, driver, clock, logger, inventory, networks: teardown, metrics, markConcurrency: config.markConcurrency });
       engine.start();
       closers.push(() => engine!.stop());
       // Right after the engine: Ironic is repaired at start (a crash may have left a lessee behind).

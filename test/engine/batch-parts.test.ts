@@ -3,7 +3,7 @@ import { BackendUnavailableError } from '../../src/domain/errors.js';
 import { BatchingEngineStore } from '../../src/engine/batching-engine-store.js';
 import { Coalescer } from '../../src/store/coalescer.js';
 import type { AllocationWrite, EngineStore } from '../../src/store/engine-store.js';
-import { Semaphore, bounded } from '../../src/engine/semaphore.js';
+import { Semaphore, bounded, nextTicket } from '../../src/engine/semaphore.js';
 import { leaseTransitions, roundsByKey } from '../../src/store/queries/engine-lease-transitions.js';
 
 describe('coalescer (group commit of the engine store calls)', () => {
@@ -116,6 +116,27 @@ describe('semaphore (hardware calls at once, per engine queue)', () => {
     await expect(b.fail()).rejects.toThrow('no');
     expect(await b.ok(1)).toBe(2);
     expect(s.inUse).toBe(0);
+  });
+
+  it("a task's second call goes before the first calls of tasks started after it (calls wait in line by the task's ticket)", async () => {
+    const s = new Semaphore(1);
+    const order: string[] = [];
+    const call = async (what: string) => {
+      order.push(what);
+      await new Promise((r) => setTimeout(r, 1));
+    };
+    // Three tasks, each a GET then a PATCH, all started at once. First come, first served would run every GET
+    // first (a, b, c) and then the PATCHes; by ticket a task's PATCH waits only for the call holding the slot.
+    const task = async (name: string, ticket: number) => {
+      const driver = bounded({ call }, s, undefined, ticket);
+      await driver.call(`${name} get`);
+      await driver.call(`${name} patch`);
+    };
+    const first = nextTicket();
+    const second = nextTicket();
+    const third = nextTicket();
+    await Promise.all([task('a', first), task('b', second), task('c', third)]);
+    expect(order).toEqual(['a get', 'b get', 'a patch', 'b patch', 'c get', 'c patch']);
   });
 });
 

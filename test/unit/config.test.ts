@@ -18,11 +18,13 @@ describe('configuration', () => {
       failureWatchMs: 5_000,
       policyFile: null,
       cleaningGapMs: 600_000,
+      markConcurrency: 4,
       role: 'all',
       webhookUrl: null,
     });
     expect(loadConfig({ LEASEHOLD_CLEANING_GAP: '0s' }).cleaningGapMs).toBe(0);
     expect(loadConfig({ LEASEHOLD_FAILURE_WATCH_INTERVAL: '0' }).failureWatchMs).toBe(0);
+    expect(loadConfig({ LEASEHOLD_MARK_CONCURRENCY: '16' }).markConcurrency).toBe(16);
   });
 
   it("gives a PostgreSQL store a data directory of its own, so it never writes over the embedded store's admin token", () => {
@@ -87,6 +89,8 @@ describe('configuration', () => {
     expect(() => loadConfig({ LEASEHOLD_SYNC_INTERVAL: '0s' })).toThrow(/LEASEHOLD_SYNC_INTERVAL/);
     expect(() => loadConfig({ LEASEHOLD_RECONCILE_INTERVAL: 'never' })).toThrow(/LEASEHOLD_RECONCILE_INTERVAL/);
     expect(() => loadConfig({ LEASEHOLD_CLEANING_GAP: 'a bit' })).toThrow(/LEASEHOLD_CLEANING_GAP/);
+    expect(() => loadConfig({ LEASEHOLD_MARK_CONCURRENCY: '0' })).toThrow(/LEASEHOLD_MARK_CONCURRENCY/);
+    expect(() => loadConfig({ LEASEHOLD_MARK_CONCURRENCY: 'lots' })).toThrow(/LEASEHOLD_MARK_CONCURRENCY/);
     expect(() => loadConfig({ LEASEHOLD_ROLE: 'both' })).toThrow(/LEASEHOLD_ROLE/);
     expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'https://hooks.example/lh' })).toThrow(/LEASEHOLD_WEBHOOK_SECRET/);
     expect(() => loadConfig({ LEASEHOLD_WEBHOOK_URL: 'ftp://x', LEASEHOLD_WEBHOOK_SECRET: 's' })).toThrow(/http/);

@@ -97,9 +97,25 @@ export async function claimDueTasks(
         limit ${limit}
           for update of t skip locked)
     returning id, lease_id, allocation_id, kind, due_at, attempts, last_error`.execute(db);
-  return rows
-    .map(toLeaseTask)
-    .sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return inTurns(rows.map(toLeaseTask));
+}
+
+/**
+ * The claimed tasks in the order they were picked: each lease's first (by due time) before any lease's second, then
+ * by due time. The engine starts them in this order and their hardware calls wait in line by it (semaphore.ts):
+ * sorted by due time alone, a 4-node lease starting beside a 200-node one had its tasks scattered among the 48
+ * claimed (ids are random) and waited 4 s for its lessees.
+ */
+function inTurns(tasks: readonly LeaseTask[]): LeaseTask[] {
+  const byTime = (a: LeaseTask, b: LeaseTask) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const turn = new Map<string, number>();
+  const seen = new Map<string, number>();
+  for (const task of [...tasks].sort(byTime)) {
+    const n = (seen.get(task.lease_id) ?? 0) + 1;
+    seen.set(task.lease_id, n);
+    turn.set(task.id, n);
+  }
+  return [...tasks].sort((a, b) => turn.get(a.id)! - turn.get(b.id)! || byTime(a, b));
 }
 
 function toLeaseTask(row: TaskRow): LeaseTask {
