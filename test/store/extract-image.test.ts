@@ -99,6 +99,19 @@ describe.skipIf(!hasImage)('a new embedded data directory', () => {
     expect(await readFile(join(dir, 'pgdata', 'PG_VERSION'), 'utf8')).toBe('18\n');
   });
 
+  it('holds only the database Leasehold uses, without initdb\'s two templates, and still restarts', async () => {
+    const first = await openStore({ dataDir: dir });
+    await first.createProject({ name: 'kept' }, T0);
+    await first.close();
+    expect(await readdir(join(dir, 'pgdata', 'base'))).toHaveLength(1);
+    const second = await openStore({ dataDir: dir });
+    try {
+      expect((await second.findProject('kept'))?.created_at).toEqual(T0);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('takes less disk than the image holds: its write-ahead log\'s trailing zeros are a hole', async () => {
     const store = await openStore({ dataDir: dir });
     await store.close();
