@@ -9,7 +9,9 @@ import type { HardwareDriver } from '../drivers/hardware-driver.js';
 import { InventorySync } from '../engine/inventory-sync.js';
 import { KeystoneIdentity } from '../identity/keystone-identity.js';
 import { LocalIdentity } from '../identity/local-identity.js';
-import type { IdentityBackend } from '../domain/identity-backend.js';
+import type { IdentityBackend, KeystoneRoleMap } from '../domain/identity-backend.js';
+import type { NodePolicy } from '../domain/policy-rules/node-policy.js';
+import type { KeystoneSession } from '../keystone/keystone-session.js';
 import { LeaseEngine } from '../engine/lease-engine.js';
 import { Reconciler } from '../engine/reconciler.js';
 import { LeaseTimekeeper } from '../engine/lease-timekeeper.js';
@@ -56,6 +58,11 @@ export interface StartOptions {
   readonly networks?: NetworkBackend;
   /** Where human-facing lines (URL, first admin token) go; default: stdout on a terminal, else a log record. */
   readonly print?: (line: string) => void;
+  /**
+   * The configured store, already being opened (`leasehold serve` starts it before loading this module); closed
+   * here if the start fails. Default: opened here, after the policy and Keystone checks.
+   */
+  readonly store?: Promise<Store>;
 }
 
 /** Opens the store, bootstraps the admin, syncs the inventory and listens. */
@@ -67,15 +74,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const banner = logger.child({ component: 'server' }, { level: logger.level === 'silent' ? 'silent' : 'info' });
   const print = options.print ?? ((line: string) => (process.stdout.isTTY ? process.stdout.write(`${line}\n`) : banner.info(line)));
 
-  // Before anything is opened: a policy file with a mistake stops the start with the mistake in the message.
-  const policy = await loadPolicy(config.policyFile);
-  const keystoneRoles = await loadKeystoneRoles(config.policyFile);
-  // Keystone answers and takes Leasehold's credentials before anything else is opened, or the start says which not.
+  let policy: NodePolicy;
+  let keystoneRoles: KeystoneRoleMap;
+  let keystone: KeystoneSession | null;
   // One registry for the process, made first: Keystone's, Ironic's, the engine's and the API's reports all go to it.
   const metrics = new PrometheusMetrics({ processMetrics: true });
-  const keystone = config.keystone ? await openKeystone(config.keystone, clock, logger, metrics) : null;
+  try {
+    // Before anything else is opened: a policy file with a mistake stops the start with the mistake in the message.
+    policy = await loadPolicy(config.policyFile);
+    keystoneRoles = await loadKeystoneRoles(config.policyFile);
+    // Keystone answers and takes Leasehold's credentials, or the start says which not.
+    keystone = config.keystone ? await openKeystone(config.keystone, clock, logger, metrics) : null;
+  } catch (err) {
+    await options.store?.then((s) => s.close()).catch(() => undefined);
+    throw err;
+  }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger });
+  const store = await (options.store ?? openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir, logger }));
   const closers: Array<() => Promise<void>> = [() => store.close()];
   const closeAll = async () => {
     for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'shutdown step failed'));

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { migrate, type MigrateOptions } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import { buildImage, shippedImage } from './pglite-image.js';
+import { extractImageFile } from './extract-image.js';
+import { buildImage, SHIPPED_IMAGE, shippedImage } from './pglite-image.js';
 
 export const MEMORY_DATA_DIR = 'memory://';
 
@@ -32,11 +33,14 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
     pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist }, loadDataDir: await memoryImage, startParams: startParams(0) });
   } else {
     const pgdata = join(dataDir, 'pgdata');
-    await mkdir(pgdata, { recursive: true, mode: 0o700 });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
     lock = await lockDataDir(dataDir);
     try {
       // A data directory never initialised starts from the shipped image (no initdb); an existing one as it is.
-      const image = existsSync(join(pgdata, 'PG_VERSION')) ? null : await shippedImage();
+      const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
+      const unpacked = fresh && (await unpackShippedImage(pgdata));
+      const image = fresh && !unpacked ? await shippedImage() : null;
+      if (!unpacked) await mkdir(pgdata, { recursive: true, mode: 0o700 });
       const size = image ? 0 : await directorySize(pgdata);
       pglite = await PGlite.create(pgdata, { extensions: { btree_gist }, startParams: startParams(size), ...(image ? { loadDataDir: image } : {}) });
     } catch (err) {
@@ -54,6 +58,33 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
     throw err;
   }
   return dialect;
+}
+
+/**
+ * A new data directory from the shipped image, unpacked by Node (extract-image.ts) next to `pgdata` and renamed
+ * into place, so a start that dies half-way leaves no `pgdata` with a PG_VERSION over missing files. False when
+ * there is no image (a checkout not built) or `pgdata` holds files without being a database: then PGlite loads
+ * the image or runs initdb itself, as before.
+ */
+async function unpackShippedImage(pgdata: string): Promise<boolean> {
+  try {
+    await rmdir(pgdata);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+    if (code !== 'ENOENT') throw err;
+  }
+  const temp = `${pgdata}.unpacking`;
+  await rm(temp, { recursive: true, force: true }); // left by a start that died while unpacking
+  try {
+    await extractImageFile(SHIPPED_IMAGE, temp);
+  } catch (err) {
+    await rm(temp, { recursive: true, force: true });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(SHIPPED_IMAGE)) return false;
+    throw err;
+  }
+  await rename(temp, pgdata);
+  return true;
 }
 
 /** PostgreSQL's buffer cache inside PGlite: a quarter of the data, between these bounds (PGlite's own default: 128 MiB). */
