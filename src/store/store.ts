@@ -1,7 +1,7 @@
 import type { TokenAsk } from './queries/authenticate-many.js';
 import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
-import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
+import type { InventoryNode, NodeView, PlanNode, NodeFacts } from '../domain/inventory.js';
 import type { Offer } from '../domain/leasing.js';
 import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
@@ -205,6 +205,8 @@ export interface Store {
   nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null>;
   /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
+  /** Node names and facts by id, removed nodes too (an offer list's columns: two columns, not whole rows). */
+  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, { readonly name: string | null; readonly facts: NodeFacts }>>;
   /** Every live node with its resolved owner, for the scheduler (one query; ~10k rows is fine). */
   allNodes(): Promise<readonly NodeView[]>;
   /**

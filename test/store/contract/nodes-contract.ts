@@ -298,5 +298,17 @@ export function nodesContract(open: OpenFreshStore): void {
       expect((await store.nodeViewsByIds(['n2'])).map((r) => r.node.id)).toEqual(['n2']);
       expect((await store.listNodeVersions({}, ALL, { limit: 10 }, at(3))).items.map((v) => v.id)).toEqual(['n1']);
     });
+
+    it("nodes' names and facts by id are those of their views, removed nodes too, unknown ids left out", async () => {
+      const store = await fresh();
+      await store.syncNodes([nodeRecord('n1', { name: 'alpha', facts: { memory: 2 ** 36, gpus: 2 } }), nodeRecord('n2')], T0);
+      await store.syncNodes([nodeRecord('n1', { name: 'alpha', facts: { memory: 2 ** 36, gpus: 2 } })], at(1));
+      const cards = await store.nodeFacts(['n1', 'n2', 'nope', 'n1']);
+      expect([...cards.keys()].sort()).toEqual(['n1', 'n2']);
+      const views = await store.nodeViewsByIds(['n1', 'n2']);
+      for (const { node } of views) expect(cards.get(node.id)).toEqual({ name: node.name, facts: node.facts });
+      expect(cards.get('n1')?.facts).toMatchObject({ memory: 2 ** 36, gpus: 2 });
+      expect((await store.nodeFacts([])).size).toBe(0);
+    });
   });
 }
