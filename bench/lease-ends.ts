@@ -123,7 +123,7 @@ export async function benchLeaseEnds(
     const states = await db.sql.query<{ state: string; n: number }>(`select state, count(*)::int as n from allocations where state <> 'released' group by state`);
     return {
       leases: sizes.ends,
-      engineOptions: `defaults: 200 releases and 48 marks in flight (20 and 12 hardware calls at once), settleMs 1000, pollMs 10000, claimMs ${DEFAULT_CLAIM_MS} (renewed by a heartbeat)`,
+      engineOptions: `defaults: 200 releases and 48 marks in flight (20 and 4 hardware calls at once), settleMs 1000, pollMs 10000, claimMs ${DEFAULT_CLAIM_MS} (renewed by a heartbeat)`,
       createS,
       created: created.length,
       handOverS,
