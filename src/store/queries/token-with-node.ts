@@ -5,6 +5,7 @@ import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import type { NodeWithLease } from '../store.js';
 import { currentLeaseOf, joinCurrentLease } from './node-with-lease.js';
 import { nodeViewQuery } from './node-view-query.js';
+import { executePrepared } from '../prepared-query.js';
 
 /**
  * A token's caller (token → user → project, as authenticate.ts decides it) and a live node by id or name with the
@@ -20,7 +21,7 @@ export async function tokenWithNode(
   idOrName: string,
   now: Date,
 ): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
-  const row = await db
+  const query = db
     .selectFrom('api_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('projects as p', 'p.id', 'u.project_id')
@@ -39,8 +40,9 @@ export async function tokenWithNode(
     .selectAll('nl')
     .where('t.token_hash', '=', tokenHash)
     .where('t.revoked_at', 'is', null)
-    .where(sql<SqlBool>`(t.expires_at is null or t.expires_at > ${now}::timestamptz)`)
-    .executeTakeFirst();
+    .where(sql<SqlBool>`(t.expires_at is null or t.expires_at > ${now}::timestamptz)`);
+  // Prepared: planning this query took 1.3 ms of its 1.5 ms on PGlite (executePrepared says more).
+  const [row] = await executePrepared(db, query);
   if (!row) return null;
   const { tok_token_id, tok_user_id, tok_user_name, tok_role, tok_project_id, tok_project_name, lease_id, lease_project_id, lease_end, ...node } = row;
   const principal: Principal = {
