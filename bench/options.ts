@@ -65,6 +65,8 @@ export interface BenchOptions {
   readonly sections: ReadonlySet<number>;
   /** Section 4's variants, run one after the other in this order; DEFAULT_GATEWAY_AUTHS by default. */
   readonly gatewayAuth: readonly GatewayAuth[];
+  /** Section 4 without its lease-engine part (4b, minutes long): the gateway's latency alone (`--gateway-only`). */
+  readonly gatewayOnly: boolean;
   readonly sizes: Sizes;
 }
 
@@ -127,7 +129,7 @@ const QUICK: Sizes = {
 export const SECTIONS = [1, 2, 3, 4, 5, 6, 7] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4,5,6,7]
-                      [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth]
+                      [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth] [--gateway-only]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
   --engine       pglite, postgres or both (default: both when PostgreSQL answers, else pglite)
@@ -138,6 +140,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgre
   --ironic-auth  section 4's Ironic: noauth, http_basic, keystone (Keystone in front of Ironic and as Leasehold's
                  identity), all three, or a list run one after the other in the order given (default:
                  noauth,keystone; a variant whose OpenStack services are not installed is skipped and says so)
+  --gateway-only section 4 without its lease-engine part (4b): the gateway's latency alone
 
 environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
              LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON, LEASEHOLD_BENCH_IRONIC_AUTH`;
@@ -147,6 +150,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   let engine: BenchOptions['engine'] = parseEngine(env.LEASEHOLD_BENCH_ENGINE || 'auto');
   let jsonPath: string | null = env.LEASEHOLD_BENCH_JSON || null;
   let sections = new Set<number>(SECTIONS);
+  let gatewayOnly = false;
   let gatewayAuth = env.LEASEHOLD_BENCH_IRONIC_AUTH ? parseGatewayAuth(env.LEASEHOLD_BENCH_IRONIC_AUTH) : DEFAULT_GATEWAY_AUTHS;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -173,6 +177,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
       case '--ironic-auth':
         gatewayAuth = parseGatewayAuth(value());
         break;
+      case '--gateway-only':
+        gatewayOnly = true;
+        break;
       case '--help':
       case '-h':
         throw new UsageRequested();
@@ -187,6 +194,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     jsonPath,
     sections,
     gatewayAuth,
+    gatewayOnly,
     sizes: quick ? QUICK : FULL,
   };
 }

@@ -154,7 +154,7 @@ async function main(): Promise<number> {
       }
     }
   }
-  if (options.sections.has(4)) {
+  if (options.sections.has(4) && !options.gatewayOnly) {
     const cleanups: Cleanups = [];
     const unhook = stopOnSignal(cleanups);
     try {

@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import type { Clock } from '../domain/clock.js';
 import { UnauthenticatedError } from '../domain/errors.js';
 import type { Principal } from '../domain/identity.js';
-import type { Store } from '../store/store.js';
+import { LocalIdentity } from '../identity/local-identity.js';
+import type { NodeWithLease, Store } from '../store/store.js';
 import { AuthLimiter } from './auth-limiter.js';
 import type { EntryDeps } from './entry-deps.js';
 
@@ -47,6 +48,33 @@ export async function authenticateToken(
   if (refusal) throw refusal;
   const principal = await deps.identity.authenticate(token);
   if (principal) return principal;
+  limiter.failed(client);
+  throw new UnauthenticatedError('the token is unknown, revoked or expired');
+}
+
+/**
+ * A gateway node request's caller and node (`idOrName`, with its current lease at this instant): the same checks as
+ * authenticateToken (limiter first, the same errors), then the same read as nodeForCaller makes. Under local
+ * identity both are one query (Store.tokenWithNode), so the node is read only once the token is known and never
+ * beside it: the caller's project is the one its token row names in that same snapshot. Under Keystone the token
+ * is validated (cached) first, then the node read.
+ */
+export async function authenticateWithNode(
+  deps: Pick<EntryDeps, 'store' | 'clock' | 'identity'>,
+  token: string | null,
+  client: string | null,
+  idOrName: string,
+): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null }> {
+  if (!(deps.identity instanceof LocalIdentity)) {
+    const principal = await authenticateToken(deps, token, client);
+    return { principal, found: await deps.store.nodeWithLease(idOrName, deps.clock.now()) };
+  }
+  if (!token) throw new UnauthenticatedError();
+  const limiter = authLimiter(deps);
+  const refusal = limiter.refusal(client);
+  if (refusal) throw refusal;
+  const answer = await deps.identity.authenticateWithNode(token, idOrName);
+  if (answer) return answer;
   limiter.failed(client);
   throw new UnauthenticatedError('the token is unknown, revoked or expired');
 }

@@ -7,6 +7,7 @@ import { nodeAccess, nodeSubject, nodeVisibility, type NodeAccess } from '../dom
 import { checkIdOrName } from '../domain/text-bounds.js';
 import type { PolicySubject } from '../domain/policy-rules/rule-expression.js';
 import type { CurrentLease } from '../store/leasing-store.js';
+import type { NodeWithLease } from '../store/store.js';
 import type { EntryDeps } from './entry-deps.js';
 
 export interface NodeInView {
@@ -17,17 +18,15 @@ export interface NodeInView {
   readonly subject: PolicySubject;
 }
 
-/** A node with the lease granting access to it at the instant it was read (Store.nodeWithLease). */
-export type NodeLookup = Awaited<ReturnType<EntryDeps['store']['nodeWithLease']>>;
-
 /**
  * Finds a node the caller may see and how it relates to it, deciding from the lease table at this instant:
  * a lessee's access starts and stops exactly at its lease's start and end. Anything else is a 404. One query
- * (the node with its current lease), or one started for this request.
+ * (the node with its current lease), or none when `read` is the one made with this request's token
+ * (Store.tokenWithNode, after the token was known: never a read begun before the caller was).
  */
-export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string, started?: Promise<NodeLookup> | null): Promise<NodeInView> {
+export async function nodeForCaller(deps: EntryDeps, principal: Principal, idOrName: string, read?: { readonly found: NodeWithLease | null }): Promise<NodeInView> {
   checkIdOrName(idOrName, 'node');
-  const found = await (started ?? deps.store.nodeWithLease(idOrName, deps.clock.now()));
+  const found = read ? read.found : await deps.store.nodeWithLease(idOrName, deps.clock.now());
   if (!found) throw new NotFoundError('node', idOrName);
   const { node, lease } = found;
   const leasedByCaller = lease !== null && lease.project_id === principal.projectId;

@@ -4,7 +4,7 @@ import type { Principal } from '../domain/identity.js';
 import { hashToken } from '../domain/tokens.js';
 import { Coalescer } from '../store/coalescer.js';
 import type { TokenAsk } from '../store/queries/authenticate-many.js';
-import type { Store } from '../store/store.js';
+import type { NodeWithLease, Store } from '../store/store.js';
 
 /** Tokens authenticated in one read at most. */
 const MAX_BATCH = 500;
@@ -29,6 +29,14 @@ export class LocalIdentity implements IdentityBackend {
 
   authenticate(token: string): Promise<Principal | null> {
     return this.batches.submit({ tokenHash: hashToken(token), now: this.clock.now() });
+  }
+
+  /**
+   * A gateway node request's token and node in one query, at this instant (not batched: it is one read already,
+   * and waiting for the next turn to join a batch would add that turn to the request).
+   */
+  authenticateWithNode(token: string, idOrName: string): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
+    return this.store.tokenWithNode(hashToken(token), idOrName, this.clock.now());
   }
 
   /** The store answers (checked by /readyz on its own). */

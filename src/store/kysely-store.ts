@@ -24,13 +24,14 @@ import { KyselySubleaseStore } from './kysely-sublease-store.js';
 import type { SubleaseStore } from './sublease-store.js';
 import { KyselyEngineStore } from './kysely-engine-store.js';
 import { KyselyLeasingStore } from './kysely-leasing-store.js';
-import type { CurrentLease, LeasingStore } from './leasing-store.js';
+import type { LeasingStore } from './leasing-store.js';
 import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
 import { nodeWithLease } from './queries/node-with-lease.js';
+import { tokenWithNode } from './queries/token-with-node.js';
 import { nodeVersionsPage, versionedNodes } from './queries/node-versions.js';
 import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
@@ -47,6 +48,7 @@ import type {
   NodeVersion,
   NodeRecord,
   NodeVisibility,
+  NodeWithLease,
   PlanningChanges,
   ProjectPatch,
   Store,
@@ -376,8 +378,12 @@ export class KyselyStore implements Store {
     });
   }
 
-  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
+  nodeWithLease(idOrName: string, now: Date): Promise<NodeWithLease | null> {
     return guarded(() => nodeWithLease(this.db, idOrName, now));
+  }
+
+  tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
+    return guarded(() => tokenWithNode(this.db, tokenHash, idOrName, now));
   }
 
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {

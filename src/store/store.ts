@@ -35,6 +35,12 @@ export type NodeVisibility =
       readonly now?: Date;
     };
 
+/** A node with the lease granting access to it at the instant it was read (null: none does). */
+export interface NodeWithLease {
+  readonly node: NodeView;
+  readonly lease: CurrentLease | null;
+}
+
 export interface NodeFilter {
   /** A project id or name: nodes whose owner resolves to that project (or whose raw owner equals it). */
   readonly owner?: string;
@@ -202,7 +208,12 @@ export interface Store {
    * A live node by id or name (whoever may see it) with the lease granting access to it at `now`, in one query:
    * what a node request decides on (the caller's relation to it is decided from these, domain/policy.ts).
    */
-  nodeWithLease(idOrName: string, now: Date): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null>;
+  nodeWithLease(idOrName: string, now: Date): Promise<NodeWithLease | null>;
+  /**
+   * authenticate and nodeWithLease in one query (a gateway node request): null when the token does not
+   * authenticate at `now` (then nothing of the node is read); `found` null when there is no such node.
+   */
+  tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null>;
   /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
   /** Node names and facts by id, removed nodes too (an offer list's columns: two columns, not whole rows). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AlreadyExistsError, NotFoundError } from '../../../src/domain/errors.js';
 import type { Store } from '../../../src/store/store.js';
-import { allPages, at, HOUR, T0, type OpenFreshStore, useFreshStores } from './fixtures.js';
+import { allPages, at, HOUR, nodeRecord, T0, type OpenFreshStore, useFreshStores } from './fixtures.js';
 
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
@@ -15,6 +15,25 @@ export function tokensContract(open: OpenFreshStore): void {
   const fresh = useFreshStores(open);
 
   describe('tokens', () => {
+    it('reads a token with a node in one query as authenticate and nodeWithLease read them apart, again and again (a prepared statement)', async () => {
+      const store = await fresh();
+      const { user } = await member(store);
+      const token = await store.createToken({ user_id: user.id, token_hash: 'tn', prefix: 'p', expires_at: at(2 * HOUR) }, T0);
+      await store.upsertNode(nodeRecord('n1', { name: "o'brien\\01" }), T0);
+      // Past PostgreSQL's five custom plans of a prepared statement: the generic plan answers alike.
+      for (let i = 1; i <= 8; i++) {
+        const both = await store.tokenWithNode('tn', 'n1', at(i));
+        expect(both).toEqual({ principal: await store.authenticate('tn', at(i)), found: await store.nodeWithLease('n1', at(i)) });
+        expect(both?.found?.node.id).toBe('n1');
+      }
+      expect((await store.tokenWithNode('tn', "o'brien\\01", at(1)))?.found?.node.id).toBe('n1');
+      expect(await store.tokenWithNode('tn', 'no-such-node', at(1))).toEqual({ principal: await store.authenticate('tn', at(1)), found: null });
+      expect(await store.tokenWithNode('unknown', 'n1', at(1))).toBeNull();
+      expect(await store.tokenWithNode('tn', 'n1', at(2 * HOUR))).toBeNull();
+      await store.revokeToken(token.id, at(10));
+      expect(await store.tokenWithNode('tn', 'n1', at(11))).toBeNull();
+    });
+
     it('creates a token that authenticates as its user and project', async () => {
       const store = await fresh();
       const { project, user } = await member(store);

@@ -1,0 +1,61 @@
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { Principal, Role } from '../../domain/identity.js';
+import type { Database } from '../database.js';
+import { toNodeView, type NodeViewRow } from '../row-mappers.js';
+import type { NodeWithLease } from '../store.js';
+import { currentLeaseOf, joinCurrentLease } from './node-with-lease.js';
+import { nodeViewQuery } from './node-view-query.js';
+import { executePrepared } from '../prepared-query.js';
+
+/**
+ * A token's caller (token → user → project, as authenticate.ts decides it) and a live node by id or name with the
+ * lease granting access to it at `now` (as nodeWithLease finds them), in ONE query: what a gateway node request
+ * decides on. The node is joined laterally to the token row, so nothing of it is read for a token that is unknown,
+ * revoked or expired at `now` (no row at all), and both halves see one snapshot of the store (issue 15: the
+ * gateway's token, node and lease reads in a row were most of its +8.4 ms on a 14.8 ms Ironic GET).
+ * Null: the token does not authenticate; `found` null: no such node.
+ */
+export async function tokenWithNode(
+  db: Kysely<Database>,
+  tokenHash: string,
+  idOrName: string,
+  now: Date,
+): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
+  const query = db
+    .selectFrom('api_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .leftJoin('projects as p', 'p.id', 'u.project_id')
+    .leftJoinLateral(
+      () =>
+        joinCurrentLease(nodeViewQuery(db, { kind: 'all' }), now)
+          .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
+          .orderBy(sql`n.id = ${idOrName}`, 'desc')
+          .limit(1)
+          .as('nl'),
+      (join) => join.onTrue(),
+    )
+    // Aliased with tok_: no node or lease column is named so (nodes' columns are selected as they are).
+    .select(['t.id as tok_token_id', 'u.id as tok_user_id', 'u.name as tok_user_name', 'u.role as tok_role'])
+    .select(['p.id as tok_project_id', 'p.name as tok_project_name'])
+    .selectAll('nl')
+    .where('t.token_hash', '=', tokenHash)
+    .where('t.revoked_at', 'is', null)
+    .where(sql<SqlBool>`(t.expires_at is null or t.expires_at > ${now}::timestamptz)`);
+  // Prepared: planning this query took 1.3 ms of its 1.5 ms on PGlite (executePrepared says more).
+  const [row] = await executePrepared(db, query);
+  if (!row) return null;
+  const { tok_token_id, tok_user_id, tok_user_name, tok_role, tok_project_id, tok_project_name, lease_id, lease_project_id, lease_end, ...node } = row;
+  const principal: Principal = {
+    userId: tok_user_id,
+    userName: tok_user_name,
+    role: tok_role as Role,
+    projectId: tok_project_id,
+    projectName: tok_project_name,
+    tokenId: tok_token_id,
+  };
+  if (node.id === null) return { principal, found: null };
+  return {
+    principal,
+    found: { node: toNodeView(node as NodeViewRow), lease: currentLeaseOf({ lease_id, lease_project_id, lease_end }) },
+  };
+}
