@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Principal, Role } from '../../domain/identity.js';
+import type { Principal } from '../../domain/identity.js';
 import type { Database } from '../database.js';
+import { toPrincipal } from './authenticate.js';
 
 /** One token to authenticate, at the instant its request asks. */
 export interface TokenAsk {
@@ -26,13 +27,6 @@ export async function authenticateMany(db: Kysely<Database>, asks: readonly Toke
   return asks.map(({ tokenHash, now }) => {
     const row = byHash.get(tokenHash);
     if (!row || (row.expires_at !== null && row.expires_at.getTime() <= now.getTime())) return null;
-    return {
-      userId: row.user_id,
-      userName: row.user_name,
-      role: row.role as Role,
-      projectId: row.project_id,
-      projectName: row.project_name,
-      tokenId: row.token_id,
-    };
+    return toPrincipal(row);
   });
 }

@@ -16,7 +16,18 @@ export async function authenticate(db: Kysely<Database>, tokenHash: string, now:
     .where('t.revoked_at', 'is', null)
     .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', now)]))
     .executeTakeFirst();
-  if (!row) return null;
+  return row ? toPrincipal(row) : null;
+}
+
+/** The caller a token row (joined to its user and project) names. */
+export function toPrincipal(row: {
+  readonly token_id: string;
+  readonly user_id: string;
+  readonly user_name: string;
+  readonly role: string;
+  readonly project_id: string | null;
+  readonly project_name: string | null;
+}): Principal {
   return {
     userId: row.user_id,
     userName: row.user_name,

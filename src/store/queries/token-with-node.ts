@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
-import type { Principal, Role } from '../../domain/identity.js';
+import type { Principal } from '../../domain/identity.js';
+import { toPrincipal } from './authenticate.js';
 import type { Database } from '../database.js';
 import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import type { NodeWithLease } from '../store.js';
@@ -45,14 +46,14 @@ export async function tokenWithNode(
   const [row] = await executePrepared(db, query);
   if (!row) return null;
   const { tok_token_id, tok_user_id, tok_user_name, tok_role, tok_project_id, tok_project_name, lease_id, lease_project_id, lease_end, ...node } = row;
-  const principal: Principal = {
-    userId: tok_user_id,
-    userName: tok_user_name,
-    role: tok_role as Role,
-    projectId: tok_project_id,
-    projectName: tok_project_name,
-    tokenId: tok_token_id,
-  };
+  const principal = toPrincipal({
+    token_id: tok_token_id,
+    user_id: tok_user_id,
+    user_name: tok_user_name,
+    role: tok_role,
+    project_id: tok_project_id,
+    project_name: tok_project_name,
+  });
   if (node.id === null) return { principal, found: null };
   return {
     principal,
