@@ -1,6 +1,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { NodeView } from '../../domain/inventory.js';
 import type { Database } from '../database.js';
+import { executePrepared } from '../prepared-query.js';
 import type { CurrentLease } from '../leasing-store.js';
 import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import { handedOver, nodeViewQuery, notSubleasedAt } from './node-view-query.js';
@@ -15,11 +16,13 @@ export async function nodeWithLease(
   idOrName: string,
   now: Date,
 ): Promise<{ readonly node: NodeView; readonly lease: CurrentLease | null } | null> {
-  const row = await joinCurrentLease(nodeViewQuery(db, { kind: 'all' }), now)
+  const query = joinCurrentLease(nodeViewQuery(db, { kind: 'all' }), now)
     .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
     .orderBy(sql`n.id = ${idOrName}`, 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1);
+  // Prepared (prepared-query.ts): every node request and the gateway under Keystone make this read; planning it
+  // was most of its cost on PGlite (in-process, 50 nodes: 1.45 ms a call planned each time, 0.59 ms prepared).
+  const [row] = await executePrepared(db, query);
   if (!row) return null;
   const { lease_id, lease_project_id, lease_end, ...node } = row;
   return { node: toNodeView(node as NodeViewRow), lease: currentLeaseOf({ lease_id, lease_project_id, lease_end }) };
