@@ -229,6 +229,8 @@ export interface NodeVersion {
   readonly id: string;
   readonly version: string;
   readonly lease: CurrentLease | null;
+  /** The name of the lease's project (null: no lease now, or a project without a row). */
+  readonly lessee_name: string | null;
 }
 
 export interface VersionedNode {
