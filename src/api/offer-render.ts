@@ -25,12 +25,11 @@ export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store'>, offer
   const nodeIds = [...new Set(offers.map((o) => o.node_id))];
   // The nodes' views (names and facts) and the offering and allowed projects' names, read once for the page: a
   // lessee chooses an offer by the node's hardware; an owner may not list other projects.
-  const [bookings, views, projects] = await Promise.all([
+  const [bookings, nodes, projects] = await Promise.all([
     deps.store.leasing.bookings(nodeIds, now, null),
-    deps.store.nodeViewsByIds(nodeIds),
+    deps.store.nodeFacts(nodeIds),
     projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
   ]);
-  const nodes = new Map(views.map((v) => [v.node.id, v.node]));
   // By node once, not filtered per offer (a page of 1,000 offers scanned every booking 1,000 times).
   const busyByNode = new Map<string, Interval[]>();
   // Keyed by level too: a sub-offer is free where no other sub-lease is (its parent's booking is what it is carved from).

@@ -223,6 +223,8 @@ export interface Store {
   listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>>;
   /** Nodes by id (removed ones too), with their versions as listNodeVersions gives them; unknown ids are left out. */
   nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]>;
+  /** Names and facts of nodes by id (removed ones too; unknown ids left out): what an offer shows of its node. */
+  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, Pick<NodeView, 'name' | 'facts'>>>;
 }
 
 export interface NodeVersion {
