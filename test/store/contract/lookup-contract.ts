@@ -52,6 +52,22 @@ export function lookupContract(open: OpenFreshStore): void {
       expect(versions.items.map((v) => v.id)).toEqual([ids[0], ids[1]]);
     });
 
+    it("the versions page gives each node's lease in force now with its project's name, and none before its start or from its end", async () => {
+      const store = await fresh();
+      const { astro, ids, lease } = await setup(store);
+      const leased = await lease('nightly', 1, ids[0]!);
+      const page = async (t: Date) => (await store.listNodeVersions({}, { kind: 'all' }, { limit: 10 }, t)).items;
+      const during = await page(at(HOUR + 1));
+      expect(during.map((v) => [v.id, v.lease?.lease_id ?? null, v.lessee_name])).toEqual([
+        [ids[0], leased.id, 'astro'],
+        [ids[1], null, null],
+        [ids[2], null, null],
+      ]);
+      expect(during[0]!.lease?.project_id).toBe(astro.id);
+      expect((await page(at(HOUR - 1))).map((v) => v.lessee_name)).toEqual([null, null, null]);
+      expect((await page(at(2 * HOUR))).map((v) => v.lease)).toEqual([null, null, null]);
+    });
+
     it('lists leases by exact name (several may share one) and by id prefix', async () => {
       const store = await fresh();
       const { astro, ids, lease } = await setup(store);
