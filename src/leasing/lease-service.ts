@@ -162,7 +162,6 @@ export class LeaseService {
       [{ type: 'lease.created', ...this.by(meta.actor), project_id: project.id, message: `${plan.allocations.length} nodes` }],
       this.clock.now(),
     );
-    plan.hold?.release();
     this.engine?.wake();
     return meta.autoRenew ? await this.setAutoRenew(lease, meta.autoRenew, meta.actor) : lease;
   }

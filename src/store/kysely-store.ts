@@ -27,7 +27,6 @@ import { KyselyLeasingStore } from './kysely-leasing-store.js';
 import type { LeasingStore } from './leasing-store.js';
 import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
-import { authenticate } from './queries/authenticate.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
 import { nodeWithLease } from './queries/node-with-lease.js';
@@ -326,7 +325,7 @@ export class KyselyStore implements Store {
   }
 
   authenticate(tokenHash: string, now: Date): Promise<Principal | null> {
-    return guarded(() => authenticate(this.db, tokenHash, now));
+    return guarded(async () => (await authenticateMany(this.db, [{ tokenHash, now }]))[0] ?? null);
   }
 
   authenticateMany(asks: readonly TokenAsk[]): Promise<(Principal | null)[]> {

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Principal } from '../../domain/identity.js';
+import type { Principal, Role } from '../../domain/identity.js';
 import type { Database } from '../database.js';
-import { toPrincipal } from './authenticate.js';
 
 /** One token to authenticate, at the instant its request asks. */
 export interface TokenAsk {
@@ -10,8 +9,9 @@ export interface TokenAsk {
 }
 
 /**
- * The callers behind several token hashes in one query (token → user → project), in the order asked; null for a
- * token that is unknown, revoked, or expired at or before its own ask's `now` (the same rule as authenticate.ts).
+ * The callers behind token hashes in one query (token → user → project), in the order asked; null for a token
+ * that is unknown, revoked, or expired at or before its own ask's `now` (the injected clock). One token is a list
+ * of one (Store.authenticate).
  */
 export async function authenticateMany(db: Kysely<Database>, asks: readonly TokenAsk[]): Promise<(Principal | null)[]> {
   if (asks.length === 0) return [];
@@ -29,4 +29,23 @@ export async function authenticateMany(db: Kysely<Database>, asks: readonly Toke
     if (!row || (row.expires_at !== null && row.expires_at.getTime() <= now.getTime())) return null;
     return toPrincipal(row);
   });
+}
+
+/** The caller a token row (joined to its user and project) names. */
+export function toPrincipal(row: {
+  readonly token_id: string;
+  readonly user_id: string;
+  readonly user_name: string;
+  readonly role: string;
+  readonly project_id: string | null;
+  readonly project_name: string | null;
+}): Principal {
+  return {
+    userId: row.user_id,
+    userName: row.user_name,
+    role: row.role as Role,
+    projectId: row.project_id,
+    projectName: row.project_name,
+    tokenId: row.token_id,
+  };
 }

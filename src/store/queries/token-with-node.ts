@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Principal } from '../../domain/identity.js';
-import { toPrincipal } from './authenticate.js';
+import { toPrincipal } from './authenticate-many.js';
 import type { Database } from '../database.js';
 import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import type { NodeWithLease } from '../store.js';
