@@ -8,27 +8,62 @@ const NOT_PREPARED = '26000';
 const ALREADY_PREPARED = '42P05';
 
 /**
- * Runs a query as a named prepared statement of the connection it runs on (PREPARE once per connection, then
- * EXECUTE with this call's parameters), so PostgreSQL plans it once instead of on every call. For hot queries whose
- * planning outweighs their execution: the gateway's token-with-node read plans in 1.3 ms and executes in 0.2 ms on
- * PGlite (EXPLAIN ANALYZE, 5 nodes); after five executions PostgreSQL may keep a generic plan, which it does here.
- * The statement's name is a hash of its SQL text, so a changed query is a new statement. A connection that lost
- * it (a restarted database, a new pooled connection) prepares it again.
+ * A read run as a named prepared statement of the connection it runs on (PREPARE once per connection, then EXECUTE
+ * with this call's arguments), so PostgreSQL plans it once instead of on every call, and built and compiled by
+ * Kysely once per database instead of on every call. For hot queries whose planning outweighs their execution: the
+ * gateway's token-with-node read plans in 1.3 ms and executes in 0.2 ms on PGlite (EXPLAIN ANALYZE, 5 nodes);
+ * after five executions PostgreSQL may keep a generic plan, which it does here. Building and compiling the query
+ * (and hashing its text for the statement's name) was another 0.1–0.2 ms a call (issue 15).
+ *
+ * `build` makes the query from its arguments and must not look at their values (it is called once, with
+ * stand-ins): each argument may only be passed on to the query as a parameter. The statement's name is a hash of
+ * its SQL text, so a changed query is a new statement. A connection that lost it (a restarted database, a new
+ * pooled connection) prepares it again. Only SELECTs: the embedded store tells reads from writes by their text
+ * (pglite-dialect.ts), and a prepared write would hide in `execute`.
  */
-export async function executePrepared<R>(db: Kysely<Database>, query: Compilable<R>): Promise<R[]> {
-  const compiled = query.compile();
-  const name = `lh_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 20)}`;
-  // EXECUTE is a utility statement: it takes no bind parameters, so its arguments are written as literals.
-  const args = compiled.parameters.map(literal).join(', ');
+export function preparedRead<A extends Record<string, unknown>, R>(
+  build: (db: Kysely<Database>, args: A) => Compilable<R>,
+): (db: Kysely<Database>, args: A) => Promise<R[]> {
+  const compiled = new WeakMap<Kysely<Database>, Statement>();
+  return async (db, args) => {
+    let statement = compiled.get(db);
+    if (!statement) compiled.set(db, (statement = compile(db, build)));
+    // EXECUTE is a utility statement: it takes no bind parameters, so its arguments are written as literals.
+    const values = statement.parameters.map((p) => literal(p.kind === 'arg' ? args[p.key] : p.value));
+    return execute<R>(db, statement, values.join(', '));
+  };
+}
+
+type Parameter = { readonly kind: 'arg'; readonly key: string } | { readonly kind: 'constant'; readonly value: unknown };
+interface Statement {
+  readonly name: string;
+  readonly sql: string;
+  readonly parameters: readonly Parameter[];
+}
+
+/** Prefix of the stand-in each argument is while the query is compiled (a NUL: no real argument can hold one). */
+const STAND_IN = '\u0000lh-arg:';
+
+function compile<A extends Record<string, unknown>>(db: Kysely<Database>, build: (db: Kysely<Database>, args: A) => Compilable<unknown>): Statement {
+  const standIns = new Proxy({} as A, { get: (_target, key) => (typeof key === 'string' ? `${STAND_IN}${key}` : undefined) });
+  const query = build(db, standIns).compile();
+  if (query.query.kind !== 'SelectQueryNode') throw new Error(`preparedRead runs SELECTs only, not a ${query.query.kind}`);
+  const parameters = query.parameters.map((value): Parameter =>
+    typeof value === 'string' && value.startsWith(STAND_IN) ? { kind: 'arg', key: value.slice(STAND_IN.length) } : { kind: 'constant', value },
+  );
+  return { name: `lh_${createHash('sha1').update(query.sql).digest('hex').slice(0, 20)}`, sql: query.sql, parameters };
+}
+
+async function execute<R>(db: Kysely<Database>, statement: Statement, args: string): Promise<R[]> {
   return db.connection().execute(async (conn) => {
-    const run = async () => (await sql.raw<R>(`execute ${name}(${args})`).execute(conn)).rows;
+    const run = async () => (await sql.raw<R>(`execute ${statement.name}(${args})`).execute(conn)).rows;
     try {
       return await run();
     } catch (err) {
       if ((err as { code?: unknown }).code !== NOT_PREPARED) throw err;
     }
     try {
-      await sql.raw(`prepare ${name} as ${compiled.sql}`).execute(conn);
+      await sql.raw(`prepare ${statement.name} as ${statement.sql}`).execute(conn);
     } catch (err) {
       if ((err as { code?: unknown }).code !== ALREADY_PREPARED) throw err;
     }

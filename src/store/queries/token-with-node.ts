@@ -6,23 +6,10 @@ import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import type { NodeWithLease } from '../store.js';
 import { currentLeaseOf, joinCurrentLease } from './node-with-lease.js';
 import { nodeViewQuery } from './node-view-query.js';
-import { executePrepared } from '../prepared-query.js';
+import { preparedRead } from '../prepared-query.js';
 
-/**
- * A token's caller (token → user → project, as authenticate.ts decides it) and a live node by id or name with the
- * lease granting access to it at `now` (as nodeWithLease finds them), in ONE query: what a gateway node request
- * decides on. The node is joined laterally to the token row, so nothing of it is read for a token that is unknown,
- * revoked or expired at `now` (no row at all), and both halves see one snapshot of the store (issue 15: the
- * gateway's token, node and lease reads in a row were most of its +8.4 ms on a 14.8 ms Ironic GET).
- * Null: the token does not authenticate; `found` null: no such node.
- */
-export async function tokenWithNode(
-  db: Kysely<Database>,
-  tokenHash: string,
-  idOrName: string,
-  now: Date,
-): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
-  const query = db
+const read = preparedRead((db: Kysely<Database>, { tokenHash, idOrName, now }: { tokenHash: string; idOrName: string; now: Date }) =>
+  db
     .selectFrom('api_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .leftJoin('projects as p', 'p.id', 'u.project_id')
@@ -41,9 +28,25 @@ export async function tokenWithNode(
     .selectAll('nl')
     .where('t.token_hash', '=', tokenHash)
     .where('t.revoked_at', 'is', null)
-    .where(sql<SqlBool>`(t.expires_at is null or t.expires_at > ${now}::timestamptz)`);
-  // Prepared: planning this query took 1.3 ms of its 1.5 ms on PGlite (executePrepared says more).
-  const [row] = await executePrepared(db, query);
+    .where(sql<SqlBool>`(t.expires_at is null or t.expires_at > ${now}::timestamptz)`),
+);
+
+/**
+ * A token's caller (token → user → project, as authenticate.ts decides it) and a live node by id or name with the
+ * lease granting access to it at `now` (as nodeWithLease finds them), in ONE query: what a gateway node request
+ * decides on. The node is joined laterally to the token row, so nothing of it is read for a token that is unknown,
+ * revoked or expired at `now` (no row at all), and both halves see one snapshot of the store (issue 15: the
+ * gateway's token, node and lease reads in a row were most of its +8.4 ms on a 14.8 ms Ironic GET).
+ * Null: the token does not authenticate; `found` null: no such node.
+ */
+export async function tokenWithNode(
+  db: Kysely<Database>,
+  tokenHash: string,
+  idOrName: string,
+  now: Date,
+): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
+  // Prepared: planning this query took 1.3 ms of its 1.5 ms on PGlite (prepared-query.ts says more).
+  const [row] = await read(db, { tokenHash, idOrName, now });
   if (!row) return null;
   const { tok_token_id, tok_user_id, tok_user_name, tok_role, tok_project_id, tok_project_name, lease_id, lease_project_id, lease_end, ...node } = row;
   const principal = toPrincipal({
