@@ -31,6 +31,7 @@ import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
 import { nodeWithLease } from './queries/node-with-lease.js';
 import { tokenWithNode } from './queries/token-with-node.js';
+import { ReadCache } from './read-cache.js';
 import { nodeVersionsPage, versionedNodes } from './queries/node-versions.js';
 import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
@@ -78,13 +79,21 @@ export class KyselyStore implements Store {
   readonly notices: NoticeStore;
   readonly subleases: SubleaseStore;
   readonly simulatedHardware: SimulatedHardwareStore;
+  private readonly gatewayReads: ReadCache<{ readonly principal: Principal; readonly found: NodeWithLease | null }> | null;
 
   constructor(
     private readonly db: Kysely<Database>,
     readonly engine: 'pglite' | 'postgres',
     /** The connection pool's counters (open-store.ts knows the pool or PGlite's session); none: all zeros. */
     pool: () => PoolStats = () => ({ max: 0, in_use: 0, idle: 0, waiting: 0 }),
+    /**
+     * The embedded store's count of statements that may have written (pglite-dialect.ts): the gateway's node reads
+     * are then kept while it stands still (read-cache.ts). None (PostgreSQL, where other replicas write): every
+     * read goes to the database.
+     */
+    writeCount?: () => number,
   ) {
+    this.gatewayReads = writeCount ? new ReadCache(writeCount) : null;
     this.leasing = new KyselyLeasingStore(db);
     this.tasks = new KyselyEngineStore(db);
     this.webhooks = new KyselyWebhookOutbox(db);
@@ -382,7 +391,10 @@ export class KyselyStore implements Store {
   }
 
   tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
-    return guarded(() => tokenWithNode(this.db, tokenHash, idOrName, now));
+    const read = () => tokenWithNode(this.db, tokenHash, idOrName, now);
+    if (!this.gatewayReads) return guarded(async () => (await read())?.value ?? null);
+    // The token hash is hex, so the NUL cannot be in it: no two requests share a key.
+    return guarded(() => this.gatewayReads!.read(`${tokenHash}\0${idOrName}`, now, read));
   }
 
   nodeNames(ids: readonly string[]): Promise<ReadonlyMap<string, string | null>> {

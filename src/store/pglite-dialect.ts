@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -15,6 +15,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { AsyncMutex } from './async-mutex.js';
+import { mayHaveWritten } from './statement-writes.js';
 import type { SqlSession } from './sql-session.js';
 
 /**
@@ -24,6 +25,7 @@ import type { SqlSession } from './sql-session.js';
  */
 export class PGliteDialect implements Dialect {
   private readonly mutex = new AsyncMutex();
+  private readonly writes: WriteCount = { n: 0 };
 
   /** `onClose` runs after PGlite has closed (e.g. to release the data directory's lock). */
   constructor(
@@ -37,8 +39,19 @@ export class PGliteDialect implements Dialect {
     return { max: 1, in_use: holding, idle: 1 - holding, waiting };
   }
 
+  /**
+   * How many statements that may have changed a row have run (statement-writes.ts decides), migrations included.
+   * It grows after each such statement has run and while the session is still held (a transaction holds it to its
+   * end), so a read that starts after it grew sees that write, committed. PGlite is this process's alone (its data
+   * directory is locked), so nothing else writes: a read taken at one count is still right while the count has
+   * not moved (store/read-cache.ts).
+   */
+  writeCount(): number {
+    return this.writes.n;
+  }
+
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite, this.mutex, this.onClose);
+    return new PGliteDriver(this.pglite, this.mutex, this.writes, this.onClose);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -59,7 +72,7 @@ export class PGliteDialect implements Dialect {
    */
   runExclusive<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.mutex.runExclusive(() =>
-      fn({
+      fnCounted(this.writes, fn)({
         query: async <R>(sqlText: string, params: readonly unknown[] = []) =>
           (await this.pglite.query<R>(sqlText, [...params])).rows,
         exec: async (script: string) => {
@@ -70,6 +83,19 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+type WriteCount = { n: number };
+
+/** `fn`, counted as a write once it ends (a migration's scripts are not looked into). */
+function fnCounted<T>(writes: WriteCount, fn: (session: SqlSession) => Promise<T>): (session: SqlSession) => Promise<T> {
+  return async (session) => {
+    try {
+      return await fn(session);
+    } finally {
+      writes.n++;
+    }
+  };
+}
+
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   /** The release function of the current holder, if any. */
@@ -78,9 +104,10 @@ class PGliteDriver implements Driver {
   constructor(
     private readonly pglite: PGlite,
     private readonly mutex: AsyncMutex,
+    writes: WriteCount,
     private readonly onClose?: () => Promise<void>,
   ) {
-    this.connection = new PGliteConnection(pglite);
+    this.connection = new PGliteConnection(pglite, writes);
   }
 
   async init(): Promise<void> {
@@ -123,10 +150,21 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly writes: WriteCount,
+  ) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
+    let result: Results<R>;
+    try {
+      result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
+    } catch (err) {
+      // Whatever failed is counted: on the safe side, as anything not known to be a read.
+      this.writes.n++;
+      throw err;
+    }
+    if (mayHaveWritten(compiledQuery.sql, result.command)) this.writes.n++;
     const command = result.command?.toUpperCase();
     const affects = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
     return {
