@@ -9,6 +9,7 @@ import { VERSION_HEADER, chooseMicroversion, serverVersions } from './microversi
 import type { ServerVersions } from './microversion.js';
 import type { TokenSource } from '../token-source.js';
 import { dropSecrets } from './to-driver-node.js';
+import { exchange } from '../http-exchange.js';
 
 export type IronicAuth =
   | { readonly type: 'none' }
@@ -275,9 +276,8 @@ export class IronicClient {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = AbortSignal.any([timeout, this.closing.signal]);
     try {
-      const res = await fetch(url, { method, headers, body, signal, redirect: 'error' });
-      const text = await res.text();
-      return { kind: 'response', status: res.status, text, headers: res.headers };
+      const res = await exchange(url, { method, headers, body, signal });
+      return { kind: 'response', status: res.status, text: res.text, headers: res.headers };
     } catch (err) {
       if (this.closing.signal.aborted) throw this.closing.signal.reason;
       if (timeout.aborted) {
@@ -371,6 +371,8 @@ function parseBody(text: string, ctx: FailureContext): unknown {
 function networkReason(err: unknown): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
   if (typeof cause?.message === 'string') return cause.message;
   return err instanceof Error ? err.message : String(err);
 }
