@@ -89,6 +89,9 @@ export interface DriverNode {
   readonly updated_at: string | null;
 }
 
+/** What of a node says who holds it (drivers/lessee-mark.ts): enough to build a change of it without reading it. */
+export type NodeMarks = Pick<DriverNode, 'uuid' | 'owner' | 'lessee' | 'extra'>;
+
 /** Fields Leasehold writes on a node (Ironic `PATCH /v1/nodes/{id}`). `null` clears a field. */
 export interface NodeUpdate {
   readonly owner?: string | null;
@@ -149,10 +152,11 @@ export interface HardwareDriver {
   listTroubledNodes(): Promise<readonly DriverNode[]>;
   getNode(id: string): Promise<DriverNode>;
   /**
-   * `current`: the node as the caller just read it, so the driver need not read it again to build its change (a
-   * stale one costs a retry with a fresh read, never a wrong write).
+   * `current`: the node as the caller just read it (or, for owner, lessee and extra alone, as the store recorded
+   * it), so the driver need not read it again to build its change (a stale one costs a retry with a fresh read,
+   * never a wrong write).
    */
-  updateNode(id: string, update: NodeUpdate, current?: DriverNode): Promise<DriverNode>;
+  updateNode(id: string, update: NodeUpdate, current?: DriverNode | NodeMarks): Promise<DriverNode>;
 
   /** Starts a power change; returns once accepted (Ironic answers 202). The new state shows when done. */
   setPowerState(id: string, target: PowerTarget, call?: CallOptions): Promise<void>;

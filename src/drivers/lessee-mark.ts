@@ -1,4 +1,4 @@
-import type { DriverNode, HardwareDriver } from './hardware-driver.js';
+import type { DriverNode, HardwareDriver, NodeMarks } from './hardware-driver.js';
 
 /**
  * Ironic's picture of who holds a node, which Leasehold keeps in step with its leases: `lessee` (the lease's
@@ -36,7 +36,10 @@ export function setLeaseMark(
   return driver.updateNode(current.uuid, { lessee: lease.project_id, extra: { [LEASE_MARK_KEY]: lease.id } }, current);
 }
 
-/** Clears the lessee and the mark; resolves to the node as Ironic answered. */
-export function clearLeaseMark(driver: HardwareDriver, current: DriverNode): Promise<DriverNode> {
+/**
+ * Clears the lessee and the mark; resolves to the node as Ironic answered. `current` may be the node as the store
+ * recorded it (a stale record costs the driver a fresh read, never a wrong write).
+ */
+export function clearLeaseMark(driver: HardwareDriver, current: DriverNode | NodeMarks): Promise<DriverNode> {
   return driver.updateNode(current.uuid, { lessee: null, extra: { [LEASE_MARK_KEY]: null } }, current);
 }

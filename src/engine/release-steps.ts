@@ -96,6 +96,11 @@ async function releaseSteps(run: TaskRun, from: ReleaseStep, log: Logger): Promi
   const { deps } = run;
   let step = from;
   let watched = 0;
+  if (step === ReleaseStep.ClearLessee && (await clearRecordedMark(run))) {
+    await run.update({ step: ReleaseStep.DetachNetworks });
+    // As below: the rest of the release goes on in the engine's release queue.
+    return { kind: 'later', at: run.now() };
+  }
   for (let again = 0, steps = 0; ; steps++) {
     if (steps >= MAX_STEPS_PER_RUN) return waitOutcome(run, step, 'many steps in one run');
     let node: DriverNode;
@@ -187,6 +192,30 @@ function busy(node: DriverNode): StepResult | null {
 /** An action was asked of the node: its event, written with the run's progress (the node is recorded as the run leaves it). */
 async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
   await run.update({}, [event]);
+}
+
+/**
+ * clear_lessee without reading the node first, when the store's record of it (the hand-over recorded the node as
+ * Ironic answered its PATCH; syncs record it again) shows this very lease's mark: the PATCH is built from the
+ * record. A record gone stale costs no wrong write: Ironic refuses to remove what is no longer there (400), and the
+ * driver then reads the node and builds the change again. No other lease can have marked the node meanwhile: its
+ * start waits until this allocation is finished (engine-claim-due-tasks.ts). Anything else the record shows (no
+ * mark, a sub-lease's, another lease's) goes the way of a read (the step below). Issue 15: 200 ends cleared their
+ * lessees in 1.35 × the time of the same PATCHes sent alone; the read before each was the difference.
+ */
+async function clearRecordedMark(run: TaskRun): Promise<boolean> {
+  const recorded = run.context.recorded;
+  if (!recorded || leaseMarkOf(recorded) !== run.lease.id) return false;
+  let node: DriverNode;
+  try {
+    node = await clearLeaseMark(run.deps.driver, recorded);
+  } catch (err) {
+    if (err instanceof NotFoundError) return false; // the read path quarantines a node gone from Ironic
+    throw err;
+  }
+  await run.recordNode(node);
+  await run.update({}, [{ type: 'node.lessee_cleared', message: recorded.lessee ? `lessee ${recorded.lessee} cleared` : 'lease mark cleared' }]);
+  return true;
 }
 
 const STEPS: Record<ReleaseStep, (run: TaskRun, node: DriverNode) => Promise<StepResult>> = {

@@ -1,3 +1,4 @@
+import type { NodeMarks } from '../drivers/hardware-driver.js';
 import type { ParentHold } from './queries/sublease-family.js';
 import type { Allocation, AllocationState, Lease, NewAuditEvent, ReleaseStep } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
@@ -35,6 +36,12 @@ export interface TaskClaim {
 export interface AllocationContext {
   readonly allocation: Allocation;
   readonly lease: Omit<Lease, 'allocations'>;
+  /**
+   * Who holds the node as Leasehold last recorded it from Ironic (the hand-over records the node as Ironic
+   * answered its PATCH; every sync records it again); null when the node is not in the inventory. The release
+   * clears a mark it shows as this lease's without reading the node first (release-steps.ts).
+   */
+  readonly recorded?: NodeMarks | null;
 }
 
 export interface AllocationPatch {

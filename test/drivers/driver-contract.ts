@@ -193,6 +193,17 @@ export function describeDriverContract(name: string, setup: DriverContractSetup)
       expect(await driver.getNode(store)).toMatchObject({ owner: null, lessee: null });
     });
 
+    it('clears a lessee and a mark from a stale record of them: what was removed meanwhile costs a fresh read, not a failure', async () => {
+      const marked = await retryBusy(() => driver.updateNode(store, { lessee: 'physics-lab', extra: { leasehold_lease: 'l-9', keep: 'me' } }));
+      const record = { uuid: marked.uuid, owner: marked.owner, lessee: marked.lessee, extra: marked.extra };
+      // Someone took the lessee off in between: the record still shows it.
+      await retryBusy(() => driver.updateNode(store, { lessee: null }));
+      const cleared = await retryBusy(() => driver.updateNode(store, { lessee: null, extra: { leasehold_lease: null } }, record));
+      expect(cleared).toMatchObject({ lessee: null, extra: { keep: 'me' } });
+      expect(await driver.getNode(store)).toMatchObject({ lessee: null, extra: { keep: 'me' } });
+      expect(await retryBusy(() => driver.updateNode(store, { extra: { keep: null } }, record))).toMatchObject({ extra: {} });
+    });
+
     it('merges extra key by key and removes the keys set to null', async () => {
       await retryBusy(() => driver.updateNode(gpu, { extra: { lease: 'l-1', project: 'bio-lab' } }));
       const merged = await retryBusy(() => driver.updateNode(gpu, { extra: { lease: null, note: 'hello' } }));

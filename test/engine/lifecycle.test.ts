@@ -116,6 +116,40 @@ describe('lease engine: end', () => {
     ]);
   });
 
+  it('at the end the lessee is cleared by the first call to Ironic, with no read of the node before it', async () => {
+    h = await harness();
+    const engine = h.engine();
+    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
+    await h.clock.advanceTo(at(MINUTE));
+    await engine.runDue();
+    h.spy.calls.length = 0;
+    await h.clock.advanceTo(at(HOUR));
+    await engine.runDue();
+    // The hand-over recorded the node as Ironic answered: the clear is built from that record.
+    expect(h.spy.calls.filter((c) => c.args[0] === N1).map((c) => c.method)[0]).toBe('updateNode');
+    expect((await h.sim.getNode(N1)).lessee).toBeNull();
+    expect((await h.store.getNode(N1, { kind: 'all' }))?.lessee).toBeNull();
+    await runUntil(h, engine, async () => (await h.lease(lease.id)).state === 'ended');
+    expect((await h.events(lease.id)).filter((e) => e.type === 'node.lessee_cleared')).toHaveLength(1);
+  });
+
+  it('a record that shows no mark of the lease (another lease\'s) sends the clear the way of a read, which leaves the other mark alone', async () => {
+    h = await harness();
+    const engine = h.engine();
+    const lease = await h.createLease({ start: at(MINUTE), end: at(HOUR), nodes: [N1] });
+    await h.clock.advanceTo(at(MINUTE));
+    await engine.runDue();
+    // Someone marked the node for another lease in Ironic behind Leasehold's back, and a sync recorded it.
+    await h.sim.updateNode(N1, { lessee: 'someone-else', extra: { leasehold_lease: 'another-lease' } });
+    await h.inventory.refreshNode(N1);
+    h.spy.calls.length = 0;
+    await h.clock.advanceTo(at(HOUR));
+    await engine.runDue();
+    expect(h.spy.calls.filter((c) => c.args[0] === N1).map((c) => c.method)[0]).toBe('getNode');
+    expect(await h.sim.getNode(N1)).toMatchObject({ lessee: 'someone-else', extra: { leasehold_lease: 'another-lease' } });
+    expect((await h.lease(lease.id)).allocations[0]?.state).toBe('releasing');
+  });
+
   it('a node the lessee deployed is undeployed (tear down, then cleaning) at the end', async () => {
     h = await harness();
     const engine = h.engine();

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BackendUnavailableError, InvalidRequestError, InvalidStateError } from '../../domain/errors.js';
 import { BootDevice, PowerTarget, ProvisionVerb } from '../hardware-driver.js';
-import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeUpdate, ProvisionOptions, VifOptions } from '../hardware-driver.js';
+import type { CallOptions, ConsoleInfo, DriverNode, HardwareDriver, NodeMarks, NodeUpdate, ProvisionOptions, VifOptions } from '../hardware-driver.js';
 import type { Nic } from '../../domain/networks.js';
 import { IronicClient } from './ironic-client.js';
 import type { ForwardOptions, IronicClientOptions } from './ironic-client.js';
@@ -115,7 +115,7 @@ export class IronicDriver implements HardwareDriver {
     return toDriverNode(body);
   }
 
-  async updateNode(id: string, update: NodeUpdate, current?: DriverNode): Promise<DriverNode> {
+  async updateNode(id: string, update: NodeUpdate, current?: DriverNode | NodeMarks): Promise<DriverNode> {
     for (const field of ['owner', 'lessee'] as const) {
       const value: unknown = update[field];
       if (value !== undefined && value !== null && (typeof value !== 'string' || value.length > 255)) {
@@ -138,7 +138,7 @@ export class IronicDriver implements HardwareDriver {
     return this.patchNode(id, update, await this.getNode(id));
   }
 
-  private async patchNode(id: string, update: NodeUpdate, current: DriverNode): Promise<DriverNode> {
+  private async patchNode(id: string, update: NodeUpdate, current: DriverNode | NodeMarks): Promise<DriverNode> {
     const patch: Array<{ op: 'add' | 'replace' | 'remove'; path: string; value?: unknown }> = [];
     for (const field of ['owner', 'lessee'] as const) {
       const value = update[field];
@@ -155,7 +155,8 @@ export class IronicDriver implements HardwareDriver {
         patch.push({ op: 'add', path, value }); // `add` on an object member sets or replaces it
       }
     }
-    if (patch.length === 0) return current;
+    // Nothing to change: the node as read, or (given only what a record holds) as Ironic has it.
+    if (patch.length === 0) return 'provision_state' in current ? current : this.getNode(id);
     const { body } = await this.client.request('PATCH', nodePath(current.uuid), { nodeId: id, body: patch });
     return toDriverNode(body);
   }

@@ -13,6 +13,8 @@ export async function allocationContexts(db: Kysely<Database>, allocationIds: re
   if (allocationIds.length === 0) return contexts;
   const rows = await selectAllocations(db)
     .innerJoin('leases as l', 'l.id', 'a.lease_id')
+    .leftJoin('nodes as n', 'n.id', 'a.node_id')
+    .select(['n.id as recorded_uuid', 'n.owner as recorded_owner', 'n.lessee as recorded_lessee', 'n.extra as recorded_extra'])
     .select([
       'l.name as lease_name',
       'l.project_id as lease_project_id',
@@ -46,7 +48,11 @@ export async function allocationContexts(db: Kysely<Database>, allocationIds: re
       },
       [],
     );
-    contexts.set(row.id, { allocation: toAllocation(row), lease });
+    const recorded =
+      row.recorded_uuid === null
+        ? null
+        : { uuid: row.recorded_uuid, owner: row.recorded_owner, lessee: row.recorded_lessee, extra: (row.recorded_extra ?? {}) as Record<string, unknown> };
+    contexts.set(row.id, { allocation: toAllocation(row), lease, recorded });
   }
   return contexts;
 }
