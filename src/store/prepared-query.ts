@@ -34,6 +34,17 @@ export function preparedRead<A extends Record<string, unknown>, R>(
   };
 }
 
+/**
+ * preparedRead for a query built anew by each call (its SQL text may differ from call to call, e.g. with or without
+ * a page's marker): compiled every time, prepared once per distinct text and connection.
+ */
+export async function executePrepared<R>(db: Kysely<Database>, query: Compilable<R>): Promise<R[]> {
+  const compiled = query.compile();
+  if (compiled.query.kind !== 'SelectQueryNode') throw new Error(`executePrepared runs SELECTs only, not a ${compiled.query.kind}`);
+  const statement = { name: statementName(compiled.sql), sql: compiled.sql, parameters: [] };
+  return execute<R>(db, statement, compiled.parameters.map(literal).join(', '));
+}
+
 type Parameter = { readonly kind: 'arg'; readonly key: string } | { readonly kind: 'constant'; readonly value: unknown };
 interface Statement {
   readonly name: string;
@@ -51,12 +62,19 @@ function compile<A extends Record<string, unknown>>(db: Kysely<Database>, build:
   const parameters = query.parameters.map((value): Parameter =>
     typeof value === 'string' && value.startsWith(STAND_IN) ? { kind: 'arg', key: value.slice(STAND_IN.length) } : { kind: 'constant', value },
   );
-  return { name: `lh_${createHash('sha1').update(query.sql).digest('hex').slice(0, 20)}`, sql: query.sql, parameters };
+  return { name: statementName(query.sql), sql: query.sql, parameters };
+}
+
+/** A statement's name: a hash of its text, so a changed query is a new statement. */
+function statementName(text: string): string {
+  return `lh_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
 }
 
 async function execute<R>(db: Kysely<Database>, statement: Statement, args: string): Promise<R[]> {
   return db.connection().execute(async (conn) => {
-    const run = async () => (await sql.raw<R>(`execute ${statement.name}(${args})`).execute(conn)).rows;
+    // A statement without parameters is executed without parentheses (`execute name()` is a syntax error).
+    const call = args === '' ? statement.name : `${statement.name}(${args})`;
+    const run = async () => (await sql.raw<R>(`execute ${call}`).execute(conn)).rows;
     try {
       return await run();
     } catch (err) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kysely, sql } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from '../../src/store/pglite-dialect.js';
-import { preparedRead } from '../../src/store/prepared-query.js';
+import { executePrepared, preparedRead } from '../../src/store/prepared-query.js';
 import type { Database } from '../../src/store/database.js';
 
 describe('preparedRead', () => {
@@ -30,5 +30,17 @@ describe('preparedRead', () => {
     const remove = preparedRead((db: Kysely<any>, { name }: { name: string }) => db.deleteFrom('pets').where('name', '=', name) as never);
     await expect(remove(db, { name: 'ada' })).rejects.toThrow(/SELECTs only/);
     expect((await sql<{ n: number }>`select count(*)::int as n from pets`.execute(db)).rows[0]!.n).toBe(3);
+  });
+
+  it('runs a query built anew by each call, with or without a clause, prepared once per text', async () => {
+    const pets = (min: number | null) => {
+      const q = db.selectFrom('pets' as never).select(['name' as never]).orderBy('name' as never);
+      return min === null ? q : q.where('legs' as never, '>=', min as never);
+    };
+    for (let i = 0; i < 7; i++) {
+      expect(await executePrepared(db, pets(null))).toHaveLength(3);
+      expect(await executePrepared(db, pets(3))).toEqual([{ name: 'ada' }]);
+    }
+    await expect(executePrepared(db, db.deleteFrom('pets' as never) as never)).rejects.toThrow(/SELECTs only/);
   });
 });
