@@ -101,21 +101,23 @@ export async function claimDueTasks(
 }
 
 /**
- * The claimed tasks in the order they were picked: each lease's first (by due time) before any lease's second, then
- * by due time. The engine starts them in this order and their hardware calls wait in line by it (semaphore.ts):
- * sorted by due time alone, a 4-node lease starting beside a 200-node one had its tasks scattered among the 48
- * claimed (ids are random) and waited 4 s for its lessees.
+ * The claimed tasks in the order their hardware calls should go (the engine starts them in this order and their
+ * calls wait in line by it: semaphore.ts): the leases with the fewest tasks in the batch first, each lease's tasks in
+ * turn among leases of the same size, then by due time. Sorted by due time alone, a 4-node lease starting beside a
+ * 200-node one had its tasks scattered among the 48 claimed (ids are random) and waited 4 s for its lessees; taking
+ * turns, its fourth lessee still came eighth (558 ms). Fewest first, it comes fourth: the large lease is later by
+ * four calls (≈ 0.1 s of Ironic's ≈ 35 PATCHes a second), which its hundreds of calls do not notice.
  */
 function inTurns(tasks: readonly LeaseTask[]): LeaseTask[] {
   const byTime = (a: LeaseTask, b: LeaseTask) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   const turn = new Map<string, number>();
-  const seen = new Map<string, number>();
+  const size = new Map<string, number>();
   for (const task of [...tasks].sort(byTime)) {
-    const n = (seen.get(task.lease_id) ?? 0) + 1;
-    seen.set(task.lease_id, n);
+    const n = (size.get(task.lease_id) ?? 0) + 1;
+    size.set(task.lease_id, n);
     turn.set(task.id, n);
   }
-  return [...tasks].sort((a, b) => turn.get(a.id)! - turn.get(b.id)! || byTime(a, b));
+  return [...tasks].sort((a, b) => size.get(a.lease_id)! - size.get(b.lease_id)! || turn.get(a.id)! - turn.get(b.id)! || byTime(a, b));
 }
 
 function toLeaseTask(row: TaskRow): LeaseTask {

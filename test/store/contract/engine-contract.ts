@@ -56,6 +56,15 @@ export function engineContract(open: OpenFreshStore): void {
       expect(await claim(store, 'w1', 2 * HOUR)).toMatchObject([{ lease_id: b.id, kind: 'start' }]);
     });
 
+    it('a small lease starting beside a large one has all its starts claimed first, the large one\'s in due order after', async () => {
+      const { store, nodes, lease } = await setup(30);
+      const large = await lease(1, 3, nodes.slice(0, 26));
+      const small = await lease(1, 3, nodes.slice(26));
+      const claimed = await claim(store, 'w1', HOUR, 12);
+      expect(claimed.map((t) => t.lease_id)).toEqual([...Array(4).fill(small.id), ...Array(8).fill(large.id)]);
+      expect(new Set(claimed.slice(0, 4).map((t) => t.allocation_id))).toEqual(new Set(small.allocations.map((a) => a.id)));
+    });
+
     it('a claimed task is claimed by no one else until its claim expires, then by another worker', async () => {
       const { store, lease } = await setup();
       await lease(1, 3, ['n1']);
