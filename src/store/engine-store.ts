@@ -1,4 +1,3 @@
-import type { NodeMarks } from '../drivers/hardware-driver.js';
 import type { ParentHold } from './queries/sublease-family.js';
 import type { Allocation, AllocationState, Lease, NewAuditEvent, ReleaseStep } from '../domain/leasing.js';
 import type { Holding } from '../domain/reconcile.js';
@@ -41,7 +40,15 @@ export interface AllocationContext {
    * answered its PATCH; every sync records it again); null when the node is not in the inventory. The release
    * clears a mark it shows as this lease's without reading the node first (release-steps.ts).
    */
-  readonly recorded?: NodeMarks | null;
+  readonly recorded?: RecordedMarks | null;
+}
+
+/** Who holds a node, as recorded (the driver's NodeMarks, written by the store's layer without importing it). */
+export interface RecordedMarks {
+  readonly uuid: string;
+  readonly owner: string | null;
+  readonly lessee: string | null;
+  readonly extra: Readonly<Record<string, unknown>>;
 }
 
 export interface AllocationPatch {
