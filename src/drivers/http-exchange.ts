@@ -45,7 +45,8 @@ export function exchange(
         }
       }, reject);
     });
-    req.once('error', (err) => reject(options.signal.aborted ? options.signal.reason : err));
+    // `on`, not `once`: a second error after the first (or after the answer) must find a listener, not crash.
+    req.on('error', (err) => reject(options.signal.aborted ? options.signal.reason : err));
     req.end(options.body);
   });
 }
@@ -55,7 +56,7 @@ function readAll(res: IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     res.on('data', (chunk: Buffer) => chunks.push(chunk));
     res.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    res.once('error', reject);
+    res.on('error', reject);
     res.once('aborted', () => reject(new Error('the answer was cut off')));
   });
 }
