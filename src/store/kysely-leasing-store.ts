@@ -36,7 +36,11 @@ import type { Page, PageRequest } from './page.js';
 
 /** Offers, leases and the audit log on Kysely (PGlite and PostgreSQL alike). */
 export class KyselyLeasingStore implements LeasingStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Wide reads come back folded into one JSON text (PGlite, whose result parser costs per field: planning-holds.ts). */
+    private readonly foldRows = false,
+  ) {}
 
   async createOffer(offer: NewOffer, events: readonly NewAuditEvent[], now: Date): Promise<Offer> {
     return (await this.createOffers([{ offer, events }], now))[0]!;
@@ -127,7 +131,7 @@ export class KyselyLeasingStore implements LeasingStore {
   }
 
   holds(nodeIds: readonly string[], from: Date, to: Date | null): Promise<readonly Hold[]> {
-    return guard(() => planningHolds(this.db, nodeIds, from, to));
+    return guard(() => planningHolds(this.db, nodeIds, from, to, this.foldRows));
   }
 
   freeStarts(nodeIds: readonly string[], from: Date, to: Date, spanMs: number): Promise<readonly FreeStarts[]> {

@@ -94,7 +94,7 @@ export class KyselyStore implements Store {
     writeCount?: () => number,
   ) {
     this.gatewayReads = writeCount ? new ReadCache(writeCount) : null;
-    this.leasing = new KyselyLeasingStore(db);
+    this.leasing = new KyselyLeasingStore(db, engine === 'pglite');
     this.tasks = new KyselyEngineStore(db);
     this.webhooks = new KyselyWebhookOutbox(db);
     this.consoles = new KyselyConsoleStore(db);
