@@ -22,13 +22,15 @@ export interface KeysetSpec<O> {
  * The marker's position is looked up through `markerQuery` (by default `query` itself): it must apply the
  * caller's visibility, so a marker the caller may not see is refused like one that never existed (no probing
  * for hidden rows through pagination), but it may be looser than `query`, so that a row which stopped matching
- * between two page requests still marks a position.
+ * between two page requests still marks a position. `run` executes the ordered, limited query (by default as it
+ * is): a caller may read its rows another way, e.g. folded into one value (node-versions.ts).
  */
 export async function keysetPage<DB, TB extends keyof DB, O, MDB, MTB extends keyof MDB, MO>(
   query: SelectQueryBuilder<DB, TB, O>,
   spec: KeysetSpec<O>,
   page: PageRequest,
   markerQuery?: SelectQueryBuilder<MDB, MTB, MO>,
+  run: (ordered: SelectQueryBuilder<DB, TB, O>) => Promise<readonly O[]> = (ordered) => ordered.execute(),
 ): Promise<Page<O>> {
   const { limit } = page;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
@@ -48,7 +50,7 @@ export async function keysetPage<DB, TB extends keyof DB, O, MDB, MTB extends ke
   const after = spec.descending ? sql`<` : sql`>`;
   let ordered = markerKey ? query.where(sql<SqlBool>`(${sql.join(spec.sortKey)}) ${after} (${markerKey})`) : query;
   for (const key of spec.sortKey) ordered = ordered.orderBy((spec.descending ? sql`${key} desc` : key) as never);
-  const rows = await ordered.limit(limit + 1).execute();
+  const rows = await run(ordered.limit(limit + 1));
   // A marker naming nothing compares as NULL and so yields an empty page: only then is it looked up on its own
   // (one round trip per page saved: ten of the ≈ 30 a 10,000-node list made).
   if (markerKey && rows.length === 0 && !(await markerKey.executeTakeFirst())) {

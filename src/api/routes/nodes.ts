@@ -4,7 +4,7 @@ import { canManageOwnedNode, canSetNodeOwner, canSyncInventory, nodeVisibility }
 import { createRouter, type ApiDeps } from '../context.js';
 import { nodeForCaller, nodesMatching } from '../../access/node-access.js';
 import { jsonText } from '../json-text.js';
-import { NodeListJson } from '../node-list-json.js';
+import { listBody, NodeListJson } from '../node-list-json.js';
 import { NextLink, PageQuery, nextLink } from '../pagination.js';
 import { ExpressionInput, IdOrName, IdParam, IdPrefix, NodeSchema, errorResponses, jsonBody, jsonResponse, safeName } from '../schemas.js';
 import { projectNamesOf } from '../project-names.js';
@@ -107,9 +107,8 @@ export function nodeRoutes(deps: ApiDeps) {
     const principal = c.get('principal');
     const ids = where === undefined ? undefined : await nodesMatching(deps, principal, where);
     const page = await nodeList.page(principal, { ...filter, ids }, nodeVisibility(principal, deps.clock.now()), { limit, marker });
-    // Written as text: each node's JSON is this replica's copy, made again only when the node changed.
-    const body = `{"nodes":[${page.items.join(',')}],"next":${JSON.stringify(nextLink(c.req.url, page))}}`;
-    return jsonText<z.infer<typeof NodeListSchema>>(body);
+    // Written as bytes: each node's JSON is this replica's copy, made again only when the node changed.
+    return jsonText<z.infer<typeof NodeListSchema>>(listBody(page.items, nextLink(c.req.url, page)));
   });
 
   router.openapi(syncNodes, async (c) => {

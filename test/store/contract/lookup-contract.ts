@@ -68,6 +68,68 @@ export function lookupContract(open: OpenFreshStore): void {
       expect((await page(at(2 * HOUR))).map((v) => v.lease)).toEqual([null, null, null]);
     });
 
+    it('the versions page (folded into one JSON value by the database) keeps the node order, names, instants and filters of the node list', async () => {
+      const store = await fresh();
+      const { ids, lease } = await setup(store);
+      const odd = await store.createProject({ name: 'lab "β" \\ ü' }, T0);
+      const more = ['cc00cc00-0000-4000-8000-000000000004', 'dd00dd00-0000-4000-8000-000000000005', 'ee00ee00-0000-4000-8000-000000000006'];
+      await store.syncNodes(
+        [
+          ...ids.map((id, i) => nodeRecord(id, { name: `n${i}`, owner: 'owners' })),
+          nodeRecord(more[0]!, { name: null, owner: 'owners' }),
+          nodeRecord(more[1]!, { name: 'Ωmega "x"', owner: 'owners' }),
+          nodeRecord(more[2]!, { name: 'N1', owner: 'owners' }),
+        ],
+        at(1),
+      );
+      const leased = await store.leasing.createLease(
+        {
+          name: 'odd',
+          project_id: odd.id,
+          created_by: null,
+          start: at(HOUR),
+          end: at(2 * HOUR + 123),
+          request: { nodes: [more[1]!] },
+          allocations: [{ node_id: more[1]!, group_index: 0 }],
+          cleaning_gap_ms: 0,
+          max_nodes: null,
+        },
+        [],
+        T0,
+      );
+      const other = await lease('nightly', 1, ids[2]!);
+      const now = at(HOUR + 1);
+      const listed = (await store.listNodes({}, { kind: 'all' }, { limit: 10 })).items.map((n) => n.id);
+      const versions = (await store.listNodeVersions({}, { kind: 'all' }, { limit: 10 }, now)).items;
+      expect(versions.map((v) => v.id)).toEqual(listed);
+      expect(listed[0]).toBe(more[0]);
+      const byId = new Map(versions.map((v) => [v.id, v]));
+      expect(byId.get(more[1]!)).toMatchObject({ lease: { lease_id: leased.id, project_id: odd.id }, lessee_name: 'lab "β" \\ ü' });
+      expect(byId.get(more[1]!)!.lease!.end.getTime()).toBe(at(2 * HOUR + 123).getTime());
+      expect(byId.get(ids[2]!)!.lease?.lease_id).toBe(other.id);
+      expect(versions.filter((v) => v.lease !== null).length).toBe(2);
+      // Page by page (markers) and filtered by ids, the same nodes in the same order.
+      const paged: string[] = [];
+      let marker: string | undefined;
+      do {
+        const page = await store.listNodeVersions({}, { kind: 'all' }, { limit: 2, marker }, now);
+        paged.push(...page.items.map((v) => v.id));
+        marker = page.nextMarker ?? undefined;
+      } while (marker);
+      expect(paged).toEqual(listed);
+      const some = (await store.listNodeVersions({ ids: [more[2]!, ids[0]!, 'nope'] }, { kind: 'all' }, { limit: 10 }, now)).items;
+      expect(some.map((v) => v.id)).toEqual(listed.filter((id) => id === more[2] || id === ids[0]));
+      expect(some.map((v) => v.version)).toEqual(some.map((v) => byId.get(v.id)!.version));
+      expect((await store.listNodeVersions({ ids: [] }, { kind: 'all' }, { limit: 10 }, now)).items).toEqual([]);
+      // A project created under a node's raw owner resolves it otherwise: the version changes without a write of its own.
+      await store.syncNodes([nodeRecord(ids[0]!, { name: 'n0', owner: 'later' })], at(2));
+      const before = (await store.listNodeVersions({ ids: [ids[0]!] }, { kind: 'all' }, { limit: 10 }, now)).items[0]!.version;
+      await store.createProject({ name: 'later' }, at(3));
+      const after = (await store.listNodeVersions({ ids: [ids[0]!] }, { kind: 'all' }, { limit: 10 }, now)).items[0]!.version;
+      expect(after).not.toBe(before);
+      expect((await store.nodeViewsByIds([ids[0]!]))[0]).toMatchObject({ version: after, node: { owner_project: { name: 'later' } } });
+    });
+
     it('lists leases by exact name (several may share one) and by id prefix', async () => {
       const store = await fresh();
       const { astro, ids, lease } = await setup(store);
