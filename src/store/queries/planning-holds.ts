@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import type { Hold } from '../leasing-store.js';
+import { instant } from '../folded-rows.js';
 
 /**
  * Up to this many nodes each is looked up alone (a nested loop over the index); past it one scan of the table is
@@ -52,11 +53,4 @@ export async function planningHolds(db: Kysely<Database>, nodeIds: readonly stri
     blocked_until: instant(blocked_until),
     sub,
   }));
-}
-
-/** A timestamptz as JSON gives it (ISO 8601 with its offset, or ±infinity) as a Date. */
-function instant(text: string): Date {
-  if (text === 'infinity') return new Date(8.64e15);
-  if (text === '-infinity') return new Date(-8.64e15);
-  return new Date(text);
 }

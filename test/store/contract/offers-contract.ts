@@ -19,6 +19,26 @@ export function offersContract(open: OpenFreshStore): void {
   }
 
   describe('offers', () => {
+    it('list every field as the offer was made: terms, price, allowed projects, instants to the millisecond, withdrawal', async () => {
+      const { store, offer } = await owned(['n1', 'n2', 'n3']);
+      const weekly = parseWeeklySchedule(['mon-fri 18:00-08:00'], 'America/New_York');
+      const full = await store.leasing.createOffer(
+        offer('n1', {
+          start: new Date(T0.getTime() + 123), end: at(48 * HOUR + 7), max_lease_ms: 5 * 86_400_000, min_lease_ms: HOUR, allowed_projects: ['a-lab', "o'brien\\lab"],
+          reclaim_notice_ms: 2 * HOUR, price_per_node_hour: '2.5', currency: 'EUR', extension_window_ms: HOUR, extension_max_ahead_ms: 3 * HOUR,
+          max_total_ms: 7 * 86_400_000, weekly,
+        }),
+        [],
+        T0,
+      );
+      const open = await store.leasing.createOffer(offer('n2'), [], at(1));
+      const gone = await store.leasing.createOffer(offer('n3'), [], at(2));
+      await store.leasing.withdrawOffer(gone.id, [], at(3));
+      const listed = (await store.leasing.listOffers({ now: at(4) }, { limit: 10 })).items;
+      expect(listed).toEqual([full, open, { ...gone, withdrawn_at: at(3) }]);
+      expect(listed.map((o) => o.id)).toEqual((await store.leasing.listOffers({ now: at(4) }, { limit: 2 })).items.map((o) => o.id).concat(gone.id));
+    });
+
     it('keep their weekly windows and timezone, read back the same by every query that returns offers', async () => {
       const { store, offer } = await owned(['n1', 'n2']);
       const weekly = parseWeeklySchedule(['mon-fri 18:00-08:00', 'sat,sun'], 'Europe/Berlin');
