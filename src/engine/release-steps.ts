@@ -205,6 +205,9 @@ async function acted(run: TaskRun, event: EngineEvent): Promise<void> {
  */
 async function clearRecordedMark(run: TaskRun): Promise<boolean> {
   const recorded = run.context.recorded;
+  // Only a release's first run: one that failed or was cut off after its PATCH (the record not yet written) reads
+  // the node, so it neither clears nor reports twice.
+  if (run.allocation.state === AllocationState.Releasing) return false;
   if (!recorded || leaseMarkOf(recorded) !== run.lease.id) return false;
   let node: DriverNode;
   try {
