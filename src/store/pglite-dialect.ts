@@ -71,30 +71,24 @@ export class PGliteDialect implements Dialect {
    * files). Shares the driver's mutex, so it never interleaves with Kysely's queries or transactions.
    */
   runExclusive<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
-    return this.mutex.runExclusive(() =>
-      fnCounted(this.writes, fn)({
-        query: async <R>(sqlText: string, params: readonly unknown[] = []) =>
-          (await this.pglite.query<R>(sqlText, [...params])).rows,
-        exec: async (script: string) => {
-          await this.pglite.exec(script);
-        },
-      }),
-    );
+    // Counted as a write once it ends, whatever it did (a migration's scripts are not looked into).
+    return this.mutex.runExclusive(async () => {
+      try {
+        return await fn({
+          query: async <R>(sqlText: string, params: readonly unknown[] = []) =>
+            (await this.pglite.query<R>(sqlText, [...params])).rows,
+          exec: async (script: string) => {
+            await this.pglite.exec(script);
+          },
+        });
+      } finally {
+        this.writes.n++;
+      }
+    });
   }
 }
 
 type WriteCount = { n: number };
-
-/** `fn`, counted as a write once it ends (a migration's scripts are not looked into). */
-function fnCounted<T>(writes: WriteCount, fn: (session: SqlSession) => Promise<T>): (session: SqlSession) => Promise<T> {
-  return async (session) => {
-    try {
-      return await fn(session);
-    } finally {
-      writes.n++;
-    }
-  };
-}
 
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
