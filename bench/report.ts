@@ -245,8 +245,10 @@ function formatGrowth(engines: readonly EngineResults[]): string {
       row('seeding (s)', (g) => fmt(g.seedS)),
       row('quote p50 (ms)', (g) => fmt(g.quote.p50)),
       row('quote p99 (ms)', (g) => fmt(g.quote.p99)),
-      row('whole node list p50 (ms)', (g) => fmt(g.nodeList.p50)),
-      row('whole offer list p50 (ms)', (g) => fmt(g.offerList.p50)),
+      row('whole node list served p50 (ms)', (g) => fmt(g.nodeList.served.p50)),
+      row('  with the client parsing it (ms)', (g) => fmt(g.nodeList.parsed.p50)),
+      row('whole offer list served p50 (ms)', (g) => fmt(g.offerList.served.p50)),
+      row('  with the client parsing it (ms)', (g) => fmt(g.offerList.parsed.p50)),
     ]),
     ...engines.map((e) => `${e.engine}: RSS peak over the section ${mib(e.growth!.rssPeak)}`),
   ].join('\n');

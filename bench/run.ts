@@ -92,7 +92,7 @@ async function benchEngine(engine: EngineName, options: BenchOptions): Promise<E
   if (sections.has(5)) {
     try {
       results.growth = await withRssPeak(() => benchGrowth(engine, options.adminUrl, sizes, progress));
-      for (const g of results.growth.result) progress(`[${engine}] 5: ${g.nodes} nodes: quote p50 ${g.quote.p50.toFixed(1)} ms, node list ${g.nodeList.p50.toFixed(0)} ms, offer list ${g.offerList.p50.toFixed(0)} ms`);
+      for (const g of results.growth.result) progress(`[${engine}] 5: ${g.nodes} nodes: quote p50 ${g.quote.p50.toFixed(1)} ms, node list ${g.nodeList.served.p50.toFixed(0)} ms (${g.nodeList.parsed.p50.toFixed(0)} parsed), offer list ${g.offerList.served.p50.toFixed(0)} ms (${g.offerList.parsed.p50.toFixed(0)} parsed)`);
     } catch (err) {
       results.errors.push(describe(err));
       progress(`[${engine}] 5 FAILED: ${describe(err)}`);

@@ -33,6 +33,7 @@ import { nodeWithLease } from './queries/node-with-lease.js';
 import { tokenWithNode } from './queries/token-with-node.js';
 import { ReadCache } from './read-cache.js';
 import { nodeVersionsPage, versionedNodes } from './queries/node-versions.js';
+import { leaseInForceChanges, leasesInForce } from './queries/leases-in-force.js';
 import { planningChanges } from './queries/planning-changes.js';
 import { syncNodes } from './queries/sync-nodes.js';
 import { upsertNodes } from './queries/upsert-nodes.js';
@@ -45,6 +46,8 @@ import type {
   NewUser,
   NodeFilter,
   UserFilter,
+  LeaseInForce,
+  LeaseInForceChanges,
   NodeVersion,
   NodeRecord,
   NodeVisibility,
@@ -426,8 +429,16 @@ export class KyselyStore implements Store {
     });
   }
 
-  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>> {
-    return guarded(() => nodeVersionsPage(this.db, filter, visibility, page, now));
+  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeVersion>> {
+    return guarded(() => nodeVersionsPage(this.db, filter, visibility, page));
+  }
+
+  leaseInForceChanges(since: string | null): Promise<LeaseInForceChanges> {
+    return guarded(() => leaseInForceChanges(this.db, since));
+  }
+
+  leasesInForce(nodeIds: readonly string[], now: Date): Promise<readonly LeaseInForce[]> {
+    return guarded(() => leasesInForce(this.db, nodeIds, now));
   }
 
   nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]> {

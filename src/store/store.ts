@@ -228,10 +228,18 @@ export interface Store {
   listNodes(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeView>>;
   /**
    * The same page as listNodes, as ids and row versions only (a version changes with every write to the node or
-   * to the project owning it) with the lease granting access at `now`: for a reader that keeps nodes it has read,
-   * so it reads again only what changed.
+   * to the project owning it): for a reader that keeps nodes it has read, so it reads again only what changed.
    */
-  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest, now: Date): Promise<Page<NodeVersion>>;
+  listNodeVersions(filter: NodeFilter, visibility: NodeVisibility, page: PageRequest): Promise<Page<NodeVersion>>;
+  /**
+   * The nodes whose lease in force may have changed since `since`, a watermark an earlier call returned (null: the
+   * watermark alone, and everything counts as changed), and the projects renamed since: how each replica keeps
+   * its copy of the leases in force (leasesInForce) current with one small query. No change is ever missed,
+   * whatever the order in which concurrent writers commit (migrations 0009 and 0017).
+   */
+  leaseInForceChanges(since: string | null): Promise<LeaseInForceChanges>;
+  /** The lease granting access to each node at `now`, its project's name, and until when that holds without a write. */
+  leasesInForce(nodeIds: readonly string[], now: Date): Promise<readonly LeaseInForce[]>;
   /** Nodes by id (removed ones too), with their versions as listNodeVersions gives them; unknown ids are left out. */
   nodeViewsByIds(ids: readonly string[]): Promise<readonly VersionedNode[]>;
   /** Names and facts of nodes by id (removed ones too; unknown ids left out): what an offer shows of its node. */
@@ -241,9 +249,27 @@ export interface Store {
 export interface NodeVersion {
   readonly id: string;
   readonly version: string;
+}
+
+/** What changed for the leases in force since a watermark (Store.leaseInForceChanges). */
+export interface LeaseInForceChanges {
+  /** Pass it to the next call: everything written before it has been returned by now. */
+  readonly watermark: string;
+  /** True when no watermark was given: every node counts as changed. */
+  readonly full: boolean;
+  readonly nodeIds: readonly string[];
+  /** Projects created or renamed since: a lease of theirs is shown with another name. */
+  readonly projectIds: readonly string[];
+}
+
+/** The lease granting access to a node at an instant (Store.leasesInForce). */
+export interface LeaseInForce {
+  readonly node_id: string;
   readonly lease: CurrentLease | null;
   /** The name of the lease's project (null: no lease now, or a project without a row). */
   readonly lessee_name: string | null;
+  /** Epoch ms: the next instant at which the answer may change with no write (Infinity: none). */
+  readonly until: number;
 }
 
 export interface VersionedNode {

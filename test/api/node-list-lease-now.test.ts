@@ -3,8 +3,9 @@ import { LeaseEngine } from '../../src/engine/lease-engine.js';
 import { createLogger } from '../../src/logger.js';
 import { createProjectUser, startApp, type TestApp } from '../support/test-app.js';
 
-// The node list is served from per-replica copies of each node's JSON (src/api/node-list-json.ts), with the lease in
-// force read afresh on every page: a copy made before a lease started or ended must never show the lease as it was.
+// The node list is served from per-replica copies of each node's JSON (src/api/node-list-json.ts) and of the lease in
+// force on each (src/leasing/leases-in-force.ts): a copy made before a lease started or ended, or before its project
+// was renamed, must never show the lease as it was.
 const NODES = [
   { uuid: '1e5e0001-0000-4000-8000-000000000001', name: 'gpu-a', owner: 'physics-lab', properties: { memory_mb: 65536, cpus: 16, local_gb: 480, cpu_arch: 'x86_64' } },
   { uuid: '1e5e0002-0000-4000-8000-000000000002', name: 'gpu-b', owner: 'physics-lab', properties: { memory_mb: 65536, cpus: 16, local_gb: 480, cpu_arch: 'x86_64' } },
@@ -45,9 +46,14 @@ describe('the node list and the lease in force now', () => {
     expect((await listed()).find((n) => n.name === 'gpu-a')?.lease).toBeNull();
     expect(await listed(astro.token)).toEqual([]);
 
+    // At the start exactly, before the engine has written anything: the lease shows (it grants access from now).
     await t.clock.advanceTo(new Date(T0 + H));
+    expect((await listed()).find((n) => n.name === 'gpu-a')?.lease).toMatchObject({ id: lease.body.id, project_name: 'astro' });
     await engine.runDue();
     expect((await listed()).find((n) => n.name === 'gpu-a')?.lease).toMatchObject({ id: lease.body.id, project_name: 'astro' });
+    // The lessee's project renamed: the next list shows the new name.
+    expect((await t.request('PATCH', `/v1/projects/${astro.projectId}`, { body: { name: 'astronomy' } })).status).toBe(200);
+    expect((await listed()).find((n) => n.name === 'gpu-a')?.lease).toMatchObject({ id: lease.body.id, project_name: 'astronomy' });
     expect((await listed(astro.token)).map((n) => n.name)).toEqual(['gpu-a']);
 
     // At the end exactly, before the engine has done anything about it: access ends with the lease, not with the work.

@@ -64,8 +64,12 @@ export const NODE_SORT_KEY = [sql`coalesce(n.name, '')`, sql`n.id`] as const;
 /** Nodes on which `projectId` holds a lease granting access at `now` (see `handedOver`). */
 export function leasedAt(projectId: string, now: Date) {
   return sql`select a.node_id from allocations a join leases l on l.id = a.lease_id
-    where l.project_id = ${projectId} and a.holds and a.period @> ${now}::timestamptz
-      and l.state not in ('cancelled', 'failed') and ${handedOver} and ${notSubleasedAt(now)}`;
+    where l.project_id = ${projectId} and ${grantsAccessAt(now)}`;
+}
+
+/** For allocation `a` joined to its lease `l`: it grants access to its node at `now` (as currentLeases decides). */
+export function grantsAccessAt(now: Date) {
+  return sql<SqlBool>`a.holds and a.period @> ${now}::timestamptz and l.state not in ('cancelled', 'failed') and ${handedOver} and ${notSubleasedAt(now)}`;
 }
 
 /** FINAL_ALLOCATION_STATES as SQL literals (constants rather than parameters, so the planner sees them). */

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { NodeView } from '../../domain/inventory.js';
 import type { Database } from '../database.js';
 import { preparedRead } from '../prepared-query.js';
@@ -57,4 +57,14 @@ export function joinCurrentLease(query: ReturnType<typeof nodeViewQuery>, now: D
 export function currentLeaseOf(row: { lease_id: string | null; lease_project_id: string | null; lease_end: Date | null }): CurrentLease | null {
   const { lease_id, lease_project_id, lease_end } = row;
   return lease_id !== null && lease_project_id !== null && lease_end !== null ? { lease_id, project_id: lease_project_id, end: lease_end } : null;
+}
+
+/**
+ * The next instant after `now` at which a holding allocation on node `nodeId` starts or ends (null: none): until
+ * then, with no write, the lease granting access to the node stays what it is at `now` (the lease in force, a
+ * sub-lease carved from it, the next lease).
+ */
+export function nextHoldingBoundary(nodeId: Expression<string>, now: Date) {
+  return sql<Date | null>`(select min(b) from allocations x cross join lateral (values (lower(x.period)), (upper(x.period))) as v(b)
+    where x.node_id = ${nodeId} and x.holds and upper(x.period) > ${now}::timestamptz and b > ${now}::timestamptz)`;
 }

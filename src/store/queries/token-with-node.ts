@@ -4,7 +4,7 @@ import { toPrincipal } from './authenticate-many.js';
 import type { Database } from '../database.js';
 import { toNodeView, type NodeViewRow } from '../row-mappers.js';
 import type { NodeWithLease } from '../store.js';
-import { currentLeaseOf, joinCurrentLease } from './node-with-lease.js';
+import { currentLeaseOf, joinCurrentLease, nextHoldingBoundary } from './node-with-lease.js';
 import { nodeViewQuery } from './node-view-query.js';
 import { preparedRead } from '../prepared-query.js';
 
@@ -29,9 +29,7 @@ const read = preparedRead((db: Kysely<Database>, { tokenHash, idOrName, now }: {
     // The next instant this answer changes with the same rows (read-cache.ts): the token's expiry, or a holding
     // allocation of the node starting or ending (the lease in force, a sub-lease carved from it, the next lease).
     .select(
-      sql<number | null>`extract(epoch from least(t.expires_at, (
-        select min(b) from allocations x cross join lateral (values (lower(x.period)), (upper(x.period))) as v(b)
-         where x.node_id = nl.id and x.holds and upper(x.period) > ${now}::timestamptz and b > ${now}::timestamptz)))::float8 * 1000`.as('tok_changes_at'),
+      sql<number | null>`extract(epoch from least(t.expires_at, ${nextHoldingBoundary(sql.ref('nl.id'), now)}))::float8 * 1000`.as('tok_changes_at'),
     )
     .where('t.token_hash', '=', tokenHash)
     .where('t.revoked_at', 'is', null)

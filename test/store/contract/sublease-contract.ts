@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, LeaseConflictError } from '../../../src/domain/errors.js';
 import type { Lease } from '../../../src/domain/leasing.js';
+import { LeasesInForce } from '../../../src/leasing/leases-in-force.js';
 import type { Store } from '../../../src/store/store.js';
 import { HOUR, T0, at, nodeRecord, type OpenFreshStore, useFreshStores } from './fixtures.js';
 
@@ -128,6 +129,45 @@ export function subleaseContract(open: OpenFreshStore): void {
       expect(await holder(5.5)).toEqual([astro.id, astro.id]);
       await store.revokeToken(token.id, at(5.5 * HOUR));
       expect(await holder(5.5)).toEqual(['refused', 'refused']);
+    });
+
+    it("a replica's copy of the leases in force, asked again and again, follows the lease at each instant and every change at once", async () => {
+      const { store, astro, geo, parent, pa } = await world();
+      await subOffer(store, astro.id, pa, 2, 6, [geo.id]);
+      const sublease = await book(store, geo.id, 3, 5);
+      // Two replicas' copies: one asked at every step, one only now and then; both against a fresh read.
+      const often = new LeasesInForce(store);
+      const seldom = new LeasesInForce(store);
+      const holder = async (h: number, copies: LeasesInForce[] = [often]) => {
+        const fresh = (await store.leasing.currentLeases(['n1'], at(h * HOUR))).get('n1') ?? null;
+        const answers: (string | null)[] = [];
+        for (const copy of copies) {
+          for (let i = 0; i < 2; i++) {
+            const answer = (await copy.at(['n1'], at(h * HOUR)))[0]!;
+            expect(answer.lease).toEqual(fresh);
+            answers.push(answer.lease === null ? null : `${answer.lessee_name}`);
+          }
+        }
+        return answers;
+      };
+      expect(await holder(1, [often, seldom])).toEqual(['astro', 'astro', 'astro', 'astro']);
+      expect(await holder(2.9)).toEqual(['astro', 'astro']);
+      expect(await holder(3)).toEqual(['geo', 'geo']);
+      expect(await holder(4.999)).toEqual(['geo', 'geo']);
+      expect(await holder(5)).toEqual([null, null]);
+      // Nothing but a write changes at 5 h: the node wiped after the sub-lease gives it back to the lessee.
+      await store.tasks.updateAllocation(sublease.allocations[0]!.id, { state: 'released' }, at(5 * HOUR));
+      expect(await holder(5)).toEqual(['astro', 'astro']);
+      await store.updateProject(astro.id, { name: 'astronomy' }, at(5 * HOUR));
+      expect(await holder(5.2)).toEqual(['astronomy', 'astronomy']);
+      await store.leasing.changeLeaseEnd(parent.id, at(6 * HOUR), GAP, [{ type: 'lease.shortened', actor: 'astro-member', lease_id: parent.id }], at(5 * HOUR));
+      const shortened = (await often.at(['n1'], at(5.5 * HOUR)))[0]!;
+      expect(shortened.lease?.end).toEqual(at(6 * HOUR));
+      expect(shortened.until).toBe(at(6 * HOUR).getTime());
+      expect(await holder(6)).toEqual([null, null]);
+      expect(await holder(5.5, [often, seldom])).toEqual(['astronomy', 'astronomy', 'astronomy', 'astronomy']);
+      await store.tasks.quarantineNode('n1', 'cleaning failed', at(5.5 * HOUR));
+      expect(await holder(5.6, [often, seldom])).toEqual([null, null, null, null]);
     });
 
     it('shortening the parent cuts a running sub-lease at the new end, cancels one not begun, ends its sub-offer there, in one change', async () => {
