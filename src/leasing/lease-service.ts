@@ -7,6 +7,7 @@ import { localUserId, type Project } from '../domain/identity.js';
 import type { Lease, NewAuditEvent, Offer } from '../domain/leasing.js';
 import type { Clock } from '../domain/clock.js';
 import type { ReplacePolicy } from '../domain/replacement.js';
+import type { NodeView } from '../domain/inventory.js';
 import type { Store } from '../store/store.js';
 import { LeasePlanner, type LeaseAsk, type LeasePlan } from './lease-planner.js';
 import { PendingBookings, WaitForPendingBookings } from './pending-bookings.js';
@@ -102,6 +103,25 @@ export class LeaseService {
    */
   replacementPlan(project: Project, start: Date, end: Date, where: string): Promise<LeasePlan> {
     return this.planner.plan({ ...project, quota: {} }, { start, end, groups: [{ count: 1, where }] });
+  }
+
+  /**
+   * Names and facts of nodes by id, as Store.nodeFacts gives them: live nodes from this replica's planning index,
+   * brought up to date first (one query when nothing changed, migration 0009), removed ones from the store. What an
+   * offer list shows of each offer's node: reading them per page was 83 ms of a 10,000-offer list on PostgreSQL and
+   * 150 ms on PGlite (their facts as jsonb, parsed in Node).
+   */
+  async nodeFacts(ids: readonly string[]): Promise<ReadonlyMap<string, Pick<NodeView, 'name' | 'facts'>>> {
+    await this.planner.index.refresh();
+    const found = new Map<string, Pick<NodeView, 'name' | 'facts'>>();
+    const removed: string[] = [];
+    for (const id of new Set(ids)) {
+      const node = this.planner.index.get(id);
+      if (node) found.set(id, { name: node.name, facts: node.facts });
+      else removed.push(id);
+    }
+    if (removed.length > 0) for (const [id, node] of await this.store.nodeFacts(removed)) found.set(id, node);
+    return found;
   }
 
   /** What `ask` would get now, changing nothing (the same checks as create). */

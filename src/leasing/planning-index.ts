@@ -60,6 +60,11 @@ export class PlanningIndex {
     return this.sorted;
   }
 
+  /** A live node by id alone. */
+  get(id: string): PlanNode | undefined {
+    return this.nodes.get(id);
+  }
+
   /** A live node by id, or by name. */
   find(idOrName: string): PlanNode | undefined {
     return this.nodes.get(idOrName) ?? this.byName.get(idOrName);

@@ -136,4 +136,20 @@ describe('offers', () => {
     const res = await t.request('GET', '/v1/offers?node_id=op-a', { token: astro.token });
     expect(res.body.offers[0].node_facts).toMatchObject({ memory: 64 * 2 ** 30, cpus: 16, gpus: 1, cpu_arch: 'x86_64', disk: 480 * 2 ** 30 });
   });
+
+  it("show the node's facts and name as they are now: a change synced from Ironic is on the next list", async () => {
+    const listed = async () => (await t.request('GET', '/v1/offers?node_id=op-b', { token: astro.token })).body.offers[0];
+    expect((await listed()).node_facts).toMatchObject({ gpus: 1 });
+    t.driver.updateProperties(SEED[1]!.uuid, { gpus: 4 });
+    await t.inventory.syncAll();
+    const after = await listed();
+    expect(after).toMatchObject({ node_name: 'op-b', node_facts: { gpus: 4, memory: 64 * 2 ** 30 } });
+    const node = await t.request('GET', '/v1/nodes/op-b');
+    expect(after.node_facts).toEqual(node.body.facts);
+    // Gone from Ironic (out of the planning index): its offer is still listed, with the name and facts it last had.
+    t.driver.removeNode(SEED[1]!.uuid);
+    await t.inventory.syncAll();
+    const gone = await t.request('GET', '/v1/offers?limit=1000');
+    expect(gone.body.offers.filter((o: { node_id: string }) => o.node_id === SEED[1]!.uuid)).toMatchObject([{ node_name: 'op-b', node_facts: { gpus: 4 } }]);
+  });
 });
