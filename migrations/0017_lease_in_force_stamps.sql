@@ -14,12 +14,13 @@ create index leases_changed_xid_idx on leases (changed_xid);
 create index projects_changed_xid_idx on projects (changed_xid);
 
 -- An allocation decides access through its node, window, whether it holds, its state (an unfinished earlier
--- allocation keeps the next lessee out; an unfinished sub-lease keeps its lender out) and its parent. The engine's
--- other writes (step, errors, timestamps) leave the stamp alone.
+-- allocation keeps the next lessee out; an unfinished sub-lease keeps its lender out) and its parent; the windows
+-- held on a node (src/leasing/holds-copy.ts, the offer list's free windows) through its blocked window too. The
+-- engine's other writes (step, errors, timestamps) leave the stamp alone.
 create function allocations_stamp_change() returns trigger language plpgsql as $$
 begin
-  if tg_op = 'INSERT' or (new.node_id, new.lease_id, new.period, new.holds, new.state, new.parent_allocation_id)
-      is distinct from (old.node_id, old.lease_id, old.period, old.holds, old.state, old.parent_allocation_id) then
+  if tg_op = 'INSERT' or (new.node_id, new.lease_id, new.period, new.blocked, new.holds, new.state, new.parent_allocation_id)
+      is distinct from (old.node_id, old.lease_id, old.period, old.blocked, old.holds, old.state, old.parent_allocation_id) then
     new.changed_xid := pg_current_xact_id();
   end if;
   return new;

@@ -1,6 +1,7 @@
 import type { Offer } from '../domain/leasing.js';
 import { subtract, type Interval } from '../domain/scheduling/interval.js';
 import { offerIntervals } from '../domain/scheduling/offer-windows.js';
+import type { HoldsCopy } from '../leasing/holds-copy.js';
 import type { OfferStatus } from '../store/leasing-store.js';
 import type { ApiDeps } from './context.js';
 import { projectNamesOf } from './project-names.js';
@@ -20,16 +21,16 @@ export function offerStatus(o: Offer, now: Date): OfferStatus {
 }
 
 /** Offers as JSON with their node's name and facts, their status and free windows (from now on, inside their weekly windows, minus bookings and cleaning gaps). */
-export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store' | 'leasing'>, offers: readonly Offer[]) {
+export async function renderOffers(deps: Pick<ApiDeps, 'clock' | 'store' | 'leasing'>, offers: readonly Offer[], held?: HoldsCopy) {
   const now = deps.clock.now();
   const nodeIds = [...new Set(offers.map((o) => o.node_id))];
   // The nodes' names and facts and the offering and allowed projects' names, read once for the page: a lessee
   // chooses an offer by the node's hardware; an owner may not list other projects. The windows held on the nodes
-  // are planning's holds (allocations alone, no lease joined), the nodes' names and facts this replica's planning
-  // index (measured on PGlite at 10,000 nodes, a page of 1,000 offers: whole node rows 35 ms and bookings joined to
-  // their leases 21 ms; the two columns 15 ms).
+  // are planning's holds (allocations alone, no lease joined; this replica's copy when given, leasing/holds-copy.ts),
+  // the nodes' names and facts this replica's planning index (measured on PGlite at 10,000 nodes, a page of 1,000
+  // offers: whole node rows 35 ms and bookings joined to their leases 21 ms; the two columns 15 ms).
   const [bookings, nodes, projects] = await Promise.all([
-    deps.store.leasing.holds(nodeIds, now, null),
+    held ? held.from(nodeIds, now) : deps.store.leasing.holds(nodeIds, now, null),
     deps.leasing.nodeFacts(nodeIds),
     projectNamesOf(deps.store, offers.flatMap((o) => [o.project_id, ...(o.allowed_projects ?? [])])),
   ]);

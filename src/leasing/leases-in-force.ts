@@ -1,4 +1,5 @@
 import type { LeaseInForce, Store } from '../store/store.js';
+import { NodeChangeTracker } from './node-change-tracker.js';
 
 interface Entry extends LeaseInForce {
   /** Epoch ms of the instant it was read for: it answers for instants from then until `until`. */
@@ -21,15 +22,16 @@ const MAX_ENTRIES = 100_000;
  * Measured at 10,000 nodes: looking the lease up node by node in every page of 1,000 was ≈ 5 ms a page on
  * PostgreSQL and ≈ 8 ms on PGlite; a look that finds no change is one round trip.
  *
- * Concurrent calls: an entry read by a call is kept only if no call has forgotten anything since that call looked
- * for changes (`epoch`); otherwise a read that started before a change could land after the change was forgotten.
+ * Concurrent calls: an entry read by a call is kept only if no look has found anything since that call's look
+ * (node-change-tracker.ts).
  */
 export class LeasesInForce {
   private readonly entries = new Map<string, Entry>();
-  private watermark: string | null = null;
-  private epoch = 0;
+  private readonly changes: NodeChangeTracker;
 
-  constructor(private readonly store: Pick<Store, 'leaseInForceChanges' | 'leasesInForce'>) {}
+  constructor(private readonly store: Pick<Store, 'leaseInForceChanges' | 'leasesInForce'>) {
+    this.changes = new NodeChangeTracker(store);
+  }
 
   /**
    * The lease in force on each of `nodeIds` at `now`, in their order. The ids may still be on their way (a
@@ -37,8 +39,7 @@ export class LeasesInForce {
    * run side by side).
    */
   async at(nodeIds: readonly string[] | Promise<readonly string[]>, now: Date): Promise<readonly LeaseInForce[]> {
-    const [ids] = await Promise.all([nodeIds, this.forgetChanged()]);
-    const epoch = this.epoch;
+    const [ids, epoch] = await Promise.all([nodeIds, this.forgetChanged()]);
     const t = now.getTime();
     const answers: LeaseInForce[] = new Array(ids.length);
     const missing: string[] = [];
@@ -49,7 +50,7 @@ export class LeasesInForce {
     }
     if (missing.length === 0) return answers;
     const read = new Map((await this.store.leasesInForce(missing, now)).map((answer) => [answer.node_id, answer]));
-    const keep = this.epoch === epoch;
+    const keep = this.changes.epoch === epoch;
     if (keep && this.entries.size + read.size > MAX_ENTRIES) this.entries.clear();
     for (let i = 0; i < ids.length; i++) {
       if (answers[i] !== undefined) continue;
@@ -60,19 +61,15 @@ export class LeasesInForce {
     return answers;
   }
 
-  private async forgetChanged(): Promise<void> {
-    const changes = await this.store.leaseInForceChanges(this.watermark);
-    if (changes.full) {
-      this.entries.clear();
-      this.epoch++;
-    } else if (changes.nodeIds.length > 0 || changes.projectIds.length > 0) {
-      for (const id of changes.nodeIds) this.entries.delete(id);
-      if (changes.projectIds.length > 0) {
-        const renamed = new Set(changes.projectIds);
-        for (const [id, entry] of this.entries) if (entry.lease && renamed.has(entry.lease.project_id)) this.entries.delete(id);
-      }
-      this.epoch++;
+  /** Forgets what was written since the last look; the epoch to keep reads under. */
+  private async forgetChanged(): Promise<number> {
+    const changes = await this.changes.look();
+    if (changes.full) this.entries.clear();
+    for (const id of changes.nodeIds) this.entries.delete(id);
+    if (changes.projectIds.length > 0) {
+      const renamed = new Set(changes.projectIds);
+      for (const [id, entry] of this.entries) if (entry.lease && renamed.has(entry.lease.project_id)) this.entries.delete(id);
     }
-    this.watermark = changes.watermark;
+    return changes.epoch;
   }
 }

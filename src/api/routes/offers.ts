@@ -18,6 +18,7 @@ import { DurationInput, ExpressionInput, IdOrName, IdParam, IdPrefix, NodeFactsS
 import { ExtensionPolicyFields, ExtensionPolicyOut } from '../extension-schemas.js';
 import { MAX_BULK_OFFER_NODES, bulkRefusal, bulkTargets, storeProblem, type NodeProblem } from '../offer-bulk.js';
 import { renderOffers } from '../offer-render.js';
+import { HoldsCopy } from '../../leasing/holds-copy.js';
 import { parseOfferTerms, weeklyDetails, weeklyTerms, type OfferTerms } from '../offer-terms.js';
 
 const Time = TimeInput;
@@ -196,7 +197,9 @@ export function offerRoutes(deps: ApiDeps) {
   const router = createRouter();
   const canSee = (p: Principal, o: Offer) => mayUseOffer({ isAdmin: isAdmin(p), projectId: p.projectId }, o);
 
-  const render = (offers: readonly Offer[]) => renderOffers(deps, offers);
+  // This replica's copy of the windows held on nodes, for every offer this router shows (leasing/holds-copy.ts).
+  const holds = new HoldsCopy(deps.store);
+  const render = (offers: readonly Offer[]) => renderOffers(deps, offers, holds);
 
   async function projectIds(keys: readonly string[], field: string): Promise<string[]> {
     const ids: string[] = [];

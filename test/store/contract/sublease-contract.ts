@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, LeaseConflictError } from '../../../src/domain/errors.js';
 import type { Lease } from '../../../src/domain/leasing.js';
+import { HoldsCopy } from '../../../src/leasing/holds-copy.js';
 import { LeasesInForce } from '../../../src/leasing/leases-in-force.js';
+import type { Hold } from '../../../src/store/leasing-store.js';
 import type { Store } from '../../../src/store/store.js';
 import { HOUR, T0, at, nodeRecord, type OpenFreshStore, useFreshStores } from './fixtures.js';
 
@@ -168,6 +170,34 @@ export function subleaseContract(open: OpenFreshStore): void {
       expect(await holder(5.5, [often, seldom])).toEqual(['astronomy', 'astronomy', 'astronomy', 'astronomy']);
       await store.tasks.quarantineNode('n1', 'cleaning failed', at(5.5 * HOUR));
       expect(await holder(5.6, [often, seldom])).toEqual([null, null, null, null]);
+    });
+
+    it("a replica's copy of the windows held on a node, asked again and again, equals a fresh read across bookings, cuts and time", async () => {
+      const { store, astro, geo, parent, pa } = await world();
+      const copy = new HoldsCopy(store);
+      const shape = (holds: readonly Hold[]) => holds.map((h) => [h.lease_id, h.start.getTime(), h.blocked_until.getTime(), h.sub === true]);
+      const same = async (h: number) => {
+        const fresh = shape(await store.leasing.holds(['n1'], at(h * HOUR), null));
+        for (let i = 0; i < 2; i++) expect(shape(await copy.from(['n1', 'n1'], at(h * HOUR)))).toEqual(fresh);
+        return fresh.length;
+      };
+      expect(await same(1)).toBe(1);
+      await subOffer(store, astro.id, pa, 2, 6, [geo.id]);
+      const sub = await book(store, geo.id, 3, 5);
+      expect(await same(1)).toBe(2);
+      const later = await book(store, geo.id, 12, 14);
+      expect(await same(2)).toBe(3);
+      // Time alone: the sub-lease's window over, then the parent's (with its cleaning gap).
+      expect(await same(5.5)).toBe(2);
+      expect(await same(10.4)).toBe(2);
+      expect(await same(10.5)).toBe(1);
+      await store.leasing.cancelLease(later.id, [{ type: 'lease.cancelled', actor: 'geo-member', lease_id: later.id }], at(10.5 * HOUR));
+      expect(await same(10.5)).toBe(0);
+      // Asked again for an earlier instant, and after a cut: still a fresh read's answer.
+      expect(await same(4)).toBe(2);
+      await store.leasing.changeLeaseEnd(parent.id, at(4.5 * HOUR), GAP, [{ type: 'lease.shortened', actor: 'astro-member', lease_id: parent.id }], at(4 * HOUR));
+      expect(await same(4)).toBe(2);
+      expect((await copy.from(['n1'], at(4 * HOUR))).find((h) => h.lease_id === sub.id)?.blocked_until).toEqual(at(4.5 * HOUR));
     });
 
     it('shortening the parent cuts a running sub-lease at the new end, cancels one not begun, ends its sub-offer there, in one change', async () => {
