@@ -39,8 +39,8 @@ const MAX_ENTRIES = 60_000;
  * The node list as JSON text, from this replica's copies of nodes it has serialized before. A page first reads
  * ids and row versions (Store.listNodeVersions, one query) and the lease in force now on each with its project's
  * name (this replica's LeasesInForce: one query when nothing changed), then whole rows for the nodes whose version
- * changed; a node unchanged since it was last listed costs two string concatenations. The version check makes every page as current as a read of the table (a copy is never
- * trusted without it), on any number of replicas.
+ * changed; a node unchanged since it was last listed costs two string concatenations. The version check makes
+ * every page as current as a read of the table (a copy is never trusted without it), on any number of replicas.
  *
  * Measured at 10,000 nodes on PostgreSQL (2 cores): a whole list of 10 pages took ≈ 300 ms of CPU, of which row
  * parsing, `toNodeView`, building the response objects and `JSON.stringify` were ≈ 100 ms and garbage
@@ -64,10 +64,7 @@ export class NodeListJson {
   async page(principal: Principal, filter: NodeFilter, visibility: NodeVisibility, request: PageRequest): Promise<Page<NodeBytes>> {
     const { store, clock } = this.deps;
     const versionsRead = store.listNodeVersions(filter, visibility, request);
-    const leases = await this.leases.at(
-      versionsRead.then((v) => v.items.map((item) => item.id)),
-      clock.now(),
-    );
+    const leases = await this.leases.at(versionsRead.then((v) => v.items.map((item) => item.id)), clock.now());
     const versions = await versionsRead;
     const stale = versions.items.filter((v) => this.copies.get(v.id)?.version !== v.version).map((v) => v.id);
     const fresh = stale.length > 0 ? await store.nodeViewsByIds(stale) : [];
@@ -89,7 +86,10 @@ export class NodeListJson {
       }
       // The lease's JSON is made once per answer this replica keeps (leases-in-force.ts), not once per listing.
       let leaseJson = this.leaseJson.get(inForce);
-      if (!leaseJson) this.leaseJson.set(inForce, (leaseJson = Buffer.from(JSON.stringify(nodeLeaseJson({ ...lease, project_name: inForce.lessee_name ?? lease.project_id })))));
+      if (!leaseJson) {
+        leaseJson = Buffer.from(JSON.stringify(nodeLeaseJson({ ...lease, project_name: inForce.lessee_name ?? lease.project_id })));
+        this.leaseJson.set(inForce, leaseJson);
+      }
       // In three parts, joined once with the whole page (listBody): no copy of the node's bytes per node.
       items.push([bytes.subarray(0, at), leaseJson, bytes.subarray(at + NULL.length)]);
     });

@@ -9,7 +9,8 @@ import { NODE_SORT_KEY, nodeViewQuery } from './node-view-query.js';
 
 /**
  * A page of the node list as ids and row versions: what a reader that keeps serialized nodes checks its copies
- * against before it reads (and parses) whole rows again. The version is the row's `xmin` — the transaction that wrote this version of the row, new on every UPDATE whatever the column. The owner project a view shows is
+ * against before it reads (and parses) whole rows again. The version is the row's `xmin` — the transaction that
+ * wrote this version of the row, new on every UPDATE whatever the column. The owner project a view shows is
  * resolved at read time, but every change that could resolve it otherwise (a project created, renamed or deleted
  * under the node's raw owner) rewrites the node's row in the same transaction (migration 0009's
  * projects_touch_nodes), so `xmin` alone changes with it: the page needs no join to projects for it. Measured at
