@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { migrate, type MigrateOptions } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { extractImageFile } from './extract-image.js';
 import { buildImage, SHIPPED_IMAGE, shippedImage } from './pglite-image.js';
+import { startPGlite } from './start-pglite.js';
 
 export const MEMORY_DATA_DIR = 'memory://';
 
@@ -30,7 +30,7 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
       memoryImage = null; // let a later call try again
       throw err;
     });
-    pglite = await PGlite.create(MEMORY_DATA_DIR, { extensions: { btree_gist }, loadDataDir: await memoryImage, startParams: startParams(0) });
+    pglite = await startPGlite(MEMORY_DATA_DIR, { loadDataDir: await memoryImage, startParams: startParams(0) });
   } else {
     const pgdata = join(dataDir, 'pgdata');
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -42,7 +42,7 @@ export async function openPGlite(dataDir: string, options: Pick<MigrateOptions, 
       const image = fresh && !unpacked ? await shippedImage() : null;
       if (!unpacked) await mkdir(pgdata, { recursive: true, mode: 0o700 });
       const size = image ? 0 : await directorySize(pgdata);
-      pglite = await PGlite.create(pgdata, { extensions: { btree_gist }, startParams: startParams(size), ...(image ? { loadDataDir: image } : {}) });
+      pglite = await startPGlite(pgdata, { startParams: startParams(size), ...(image ? { loadDataDir: image } : {}) });
     } catch (err) {
       await lock.release();
       throw err;

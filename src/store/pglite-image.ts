@@ -1,8 +1,8 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
+import type { PGlite } from '@electric-sql/pglite';
 import { migrate } from './migrate.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { startPGlite } from './start-pglite.js';
 
 /**
  * A migrated, empty PGlite data directory as a tarball, made once by `npm run build` (dist/pglite-image.tar.gz,
@@ -24,7 +24,7 @@ export async function shippedImage(): Promise<Blob | null> {
 /** A fresh in-memory database, initialised (from the shipped image when there is one) and migrated, as a tarball. */
 export async function buildImage(compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
   const image = await shippedImage();
-  const pglite = await PGlite.create('memory://', { extensions: { btree_gist }, ...(image ? { loadDataDir: image } : {}) });
+  const pglite = await startPGlite('memory://', { ...(image ? { loadDataDir: image } : {}) });
   try {
     await migrate((fn) => new PGliteDialect(pglite).runExclusive(fn));
     await dropTemplateDatabases(pglite);
