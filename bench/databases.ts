@@ -41,7 +41,7 @@ export async function openBenchDatabase(engine: EngineName, adminUrl: string): P
 async function openPGliteDatabase(): Promise<BenchDatabase> {
   // What openStore({ dataDir: 'memory://' }) does, keeping the dialect for raw SQL on the same session.
   const dialect = await openPGlite(MEMORY_DATA_DIR);
-  const store = new KyselyStore(new Kysely<Database>({ dialect }), 'pglite', () => dialect.poolStats(), () => dialect.writeCount());
+  const store = new KyselyStore(new Kysely<Database>({ dialect }), 'pglite', () => dialect.poolStats(), dialect);
   const sql: BenchSql = {
     exec: (script) => dialect.runExclusive((s) => s.exec(script)),
     query: <R>(text: string, params: readonly unknown[] = []) => dialect.runExclusive((s) => s.query<R>(text, params)),

@@ -91,12 +91,22 @@ export class KyselyStore implements Store {
     pool: () => PoolStats = () => ({ max: 0, in_use: 0, idle: 0, waiting: 0 }),
     /**
      * The embedded store's count of statements that may have written (pglite-dialect.ts): the gateway's node reads
-     * are then kept while it stands still (read-cache.ts). None (PostgreSQL, where other replicas write): every
-     * read goes to the database.
+     * are then kept while it stands still, and read again after a write while the session is free (read-cache.ts).
+     * None (PostgreSQL, where other replicas write): every read goes to the database.
      */
-    writeCount?: () => number,
+    writes?: { writeCount(): number; onWrite(listener: () => void): void },
   ) {
-    this.gatewayReads = writeCount ? new ReadCache(writeCount) : null;
+    if (writes) {
+      const idle = () => {
+        const session = pool();
+        return session.in_use === 0 && session.waiting === 0;
+      };
+      const cache = new ReadCache<{ readonly principal: Principal; readonly found: NodeWithLease | null }>(() => writes.writeCount(), { refresh: { idle } });
+      writes.onWrite(() => cache.written());
+      this.gatewayReads = cache;
+    } else {
+      this.gatewayReads = null;
+    }
     this.leasing = new KyselyLeasingStore(db, engine === 'pglite');
     this.tasks = new KyselyEngineStore(db);
     this.webhooks = new KyselyWebhookOutbox(db);
@@ -394,8 +404,8 @@ export class KyselyStore implements Store {
   }
 
   tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {
-    const read = () => tokenWithNode(this.db, tokenHash, idOrName, now);
-    if (!this.gatewayReads) return guarded(async () => (await read())?.value ?? null);
+    const read = (at: Date) => tokenWithNode(this.db, tokenHash, idOrName, at);
+    if (!this.gatewayReads) return guarded(async () => (await read(now))?.value ?? null);
     // The token hash is hex, so the NUL cannot be in it: no two requests share a key.
     return guarded(() => this.gatewayReads!.read(`${tokenHash}\0${idOrName}`, now, read));
   }

@@ -32,7 +32,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.logger);
   const { openPGlite } = await import('./open-pglite.js');
   const dialect = await openPGlite(options.dataDir, { logger: options.logger });
-  const store = new KyselyStore(new Kysely<Database>({ dialect }), 'pglite', () => dialect.poolStats(), () => dialect.writeCount());
+  const store = new KyselyStore(new Kysely<Database>({ dialect }), 'pglite', () => dialect.poolStats(), dialect);
   // Kysely sets its driver up at the first query and destroys only a driver it set up: a store closed before any
   // query (a start failing after `leasehold serve` opened it early) would leave PGlite open and the data directory
   // locked. One ping sets it up (and the store answers before anyone is told it is open).

@@ -25,7 +25,7 @@ import type { SqlSession } from './sql-session.js';
  */
 export class PGliteDialect implements Dialect {
   private readonly mutex = new AsyncMutex();
-  private readonly writes: WriteCount = { n: 0 };
+  private readonly writes = new WriteCount();
 
   /** `onClose` runs after PGlite has closed (e.g. to release the data directory's lock). */
   constructor(
@@ -48,6 +48,11 @@ export class PGliteDialect implements Dialect {
    */
   writeCount(): number {
     return this.writes.n;
+  }
+
+  /** Calls `listener` after each statement counted by writeCount (while the session may still be held). */
+  onWrite(listener: () => void): void {
+    this.writes.listeners.push(listener);
   }
 
   createDriver(): Driver {
@@ -82,13 +87,21 @@ export class PGliteDialect implements Dialect {
           },
         });
       } finally {
-        this.writes.n++;
+        this.writes.bump();
       }
     });
   }
 }
 
-type WriteCount = { n: number };
+class WriteCount {
+  n = 0;
+  readonly listeners: Array<() => void> = [];
+
+  bump(): void {
+    this.n++;
+    for (const listener of this.listeners) listener();
+  }
+}
 
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
@@ -155,10 +168,10 @@ class PGliteConnection implements DatabaseConnection {
       result = await this.pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]);
     } catch (err) {
       // Whatever failed is counted: on the safe side, as anything not known to be a read.
-      this.writes.n++;
+      this.writes.bump();
       throw err;
     }
-    if (mayHaveWritten(compiledQuery.sql, result.command)) this.writes.n++;
+    if (mayHaveWritten(compiledQuery.sql, result.command)) this.writes.bump();
     const command = result.command?.toUpperCase();
     const affects = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
     return {
