@@ -29,7 +29,7 @@ import { KyselyWebhookOutbox } from './kysely-webhook-outbox.js';
 import type { WebhookOutbox } from './webhook-outbox.js';
 import { bootstrapAdmin } from './queries/bootstrap-admin.js';
 import { NODE_SORT_KEY, nodeViewQuery } from './queries/node-view-query.js';
-import { nodeWithLease } from './queries/node-with-lease.js';
+import { nodeWithLease, nodeWithLeaseUntil } from './queries/node-with-lease.js';
 import { tokenWithNode } from './queries/token-with-node.js';
 import { ReadCache } from './read-cache.js';
 import { nodeVersionsPage, versionedNodes } from './queries/node-versions.js';
@@ -82,7 +82,9 @@ export class KyselyStore implements Store {
   readonly notices: NoticeStore;
   readonly subleases: SubleaseStore;
   readonly simulatedHardware: SimulatedHardwareStore;
+  /** The embedded store's kept reads (read-cache.ts): a gateway request's token and node, a node with its lease. */
   private readonly gatewayReads: ReadCache<{ readonly principal: Principal; readonly found: NodeWithLease | null }> | null;
+  private readonly nodeReads: ReadCache<NodeWithLease> | null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -97,15 +99,25 @@ export class KyselyStore implements Store {
     writes?: { writeCount(): number; onWrite(listener: () => void): void },
   ) {
     if (writes) {
-      const idle = () => {
-        const session = pool();
-        return session.in_use === 0 && session.waiting === 0;
+      const options = {
+        refresh: {
+          idle: () => {
+            const session = pool();
+            return session.in_use === 0 && session.waiting === 0;
+          },
+        },
       };
-      const cache = new ReadCache<{ readonly principal: Principal; readonly found: NodeWithLease | null }>(() => writes.writeCount(), { refresh: { idle } });
-      writes.onWrite(() => cache.written());
-      this.gatewayReads = cache;
+      const gatewayReads = new ReadCache<{ readonly principal: Principal; readonly found: NodeWithLease | null }>(() => writes.writeCount(), options);
+      const nodeReads = new ReadCache<NodeWithLease>(() => writes.writeCount(), options);
+      writes.onWrite(() => {
+        gatewayReads.written();
+        nodeReads.written();
+      });
+      this.gatewayReads = gatewayReads;
+      this.nodeReads = nodeReads;
     } else {
       this.gatewayReads = null;
+      this.nodeReads = null;
     }
     this.leasing = new KyselyLeasingStore(db, engine === 'pglite');
     this.tasks = new KyselyEngineStore(db);
@@ -400,7 +412,9 @@ export class KyselyStore implements Store {
   }
 
   nodeWithLease(idOrName: string, now: Date): Promise<NodeWithLease | null> {
-    return guarded(() => nodeWithLease(this.db, idOrName, now));
+    if (!this.nodeReads) return guarded(() => nodeWithLease(this.db, idOrName, now));
+    // Every node request reads this (the REST API's, the gateway's under Keystone): kept like the gateway's reads.
+    return guarded(() => this.nodeReads!.read(idOrName, now, (at) => nodeWithLeaseUntil(this.db, idOrName, at)));
   }
 
   tokenWithNode(tokenHash: string, idOrName: string, now: Date): Promise<{ readonly principal: Principal; readonly found: NodeWithLease | null } | null> {

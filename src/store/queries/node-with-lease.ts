@@ -24,12 +24,33 @@ export async function nodeWithLease(
   return { node: toNodeView(node as NodeViewRow), lease: currentLeaseOf({ lease_id, lease_project_id, lease_end }) };
 }
 
-const read = preparedRead((db: Kysely<Database>, { idOrName, now }: { idOrName: string; now: Date }) =>
+const nodeAndLease = (db: Kysely<Database>, idOrName: string, now: Date) =>
   joinCurrentLease(nodeViewQuery(db, { kind: 'all' }), now)
     .where((eb) => eb.or([eb('n.id', '=', idOrName), eb('n.name', '=', idOrName)]))
     .orderBy(sql`n.id = ${idOrName}`, 'desc')
-    .limit(1),
+    .limit(1);
+
+const read = preparedRead((db: Kysely<Database>, { idOrName, now }: { idOrName: string; now: Date }) => nodeAndLease(db, idOrName, now));
+
+const readWithNextChange = preparedRead((db: Kysely<Database>, { idOrName, now }: { idOrName: string; now: Date }) =>
+  nodeAndLease(db, idOrName, now).select(sql<number | null>`extract(epoch from ${nextHoldingBoundary(sql.ref('n.id'), now)})::float8 * 1000`.as('changes_at')),
 );
+
+/**
+ * nodeWithLease with the next instant (ms; Infinity: none) at which the same rows would answer differently: a
+ * holding allocation on the node starting or ending. For a cache of this read (store/read-cache.ts); null: no node.
+ */
+export async function nodeWithLeaseUntil(
+  db: Kysely<Database>,
+  idOrName: string,
+  now: Date,
+): Promise<{ readonly value: { readonly node: NodeView; readonly lease: CurrentLease | null }; readonly until: number } | null> {
+  const [row] = await readWithNextChange(db, { idOrName, now });
+  if (!row) return null;
+  const { lease_id, lease_project_id, lease_end, changes_at, ...node } = row;
+  const until = changes_at === null || !Number.isFinite(Number(changes_at)) ? Infinity : Number(changes_at);
+  return { value: { node: toNodeView(node as NodeViewRow), lease: currentLeaseOf({ lease_id, lease_project_id, lease_end }) }, until };
+}
 
 /** Joins the lease granting access to each node at `now` (as currentLeases finds it) as `cur`, selecting its columns. */
 export function joinCurrentLease(query: ReturnType<typeof nodeViewQuery>, now: Date) {

@@ -103,16 +103,22 @@ export function subleaseContract(open: OpenFreshStore): void {
       expect((await store.nodeWithLease('n1', at(4 * HOUR)))?.lease?.project_id).toBe(geo.id);
     });
 
-    it("a token's node read, asked again and again, follows the lease in force at each instant and every change at once", async () => {
+    it("a token's node read and a node's read with its lease, asked again and again, follow the lease in force at each instant and every change at once", async () => {
       const { store, astro, geo, parent, pa } = await world();
       await subOffer(store, astro.id, pa, 2, 6, [geo.id]);
       const sublease = await book(store, geo.id, 3, 5);
       const user = await store.createUser({ name: 'ada', project_id: astro.id, role: 'member' }, T0);
       const token = await store.createToken({ user_id: user.id, token_hash: 'th', prefix: 'p', expires_at: at(9 * HOUR) }, T0);
-      // Each read twice in a row (the second may be a kept answer: store/read-cache.ts), against the reads apart.
+      // Each read twice in a row (the second may be a kept answer: store/read-cache.ts), against the node and the
+      // lease in force read apart, by queries nothing keeps.
       const holder = async (h: number) => {
         const reads = [await store.tokenWithNode('th', 'n1', at(h * HOUR)), await store.tokenWithNode('th', 'n1', at(h * HOUR))];
-        const apart = await store.nodeWithLease('n1', at(h * HOUR));
+        const nodeReads = [await store.nodeWithLease('n1', at(h * HOUR)), await store.nodeWithLease('n1', at(h * HOUR))];
+        const apart = {
+          node: await store.getNode('n1', { kind: 'all' }),
+          lease: (await store.leasing.currentLeases(['n1'], at(h * HOUR))).get('n1') ?? null,
+        };
+        for (const read of nodeReads) expect(read).toEqual(apart);
         for (const read of reads) expect(read?.found ?? null).toEqual(read === null ? null : apart);
         return reads.map((r) => (r === null ? 'refused' : (r.found?.lease?.project_id ?? null)));
       };
