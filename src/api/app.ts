@@ -48,14 +48,15 @@ export function createApp(deps: ApiDeps): OpenAPIHono<AppEnv> {
       'request',
     );
   });
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new PayloadTooLargeError(`request body larger than ${MAX_BODY_BYTES} bytes`, { details: { max_bytes: MAX_BODY_BYTES } });
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new PayloadTooLargeError(`request body larger than ${MAX_BODY_BYTES} bytes`, { details: { max_bytes: MAX_BODY_BYTES } });
+    },
+  });
+  // No route reads the body of a GET or HEAD, and asking whether one has a body makes @hono/node-server build a whole
+  // Web Request for it (headers, URL, abort signal): ≈ 0.1 ms of every read, profiled on the gateway's node GET.
+  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
 
   app.onError((err, c) => {
     // Refused before the gateway saw it (a body over the limit): still in Ironic's error format for Ironic's clients.

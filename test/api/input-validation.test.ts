@@ -224,3 +224,26 @@ describe('the bounds are in the OpenAPI document', () => {
     expect(project.description).toMatchObject({ maxLength: 1000 });
   });
 });
+
+describe('a body over 1 MiB is a 413 before any route reads it, and nothing is written', () => {
+  const big = 'x'.repeat(1024 * 1024 + 1);
+
+  it('in the one error shape on the REST API', async () => {
+    const before = await dbSnapshot(t.store);
+    const res = await t.request('POST', '/v1/leases', { token: member, body: { name: 'big', description: big, nodes: ['gpu-01'], duration: '1h' } });
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ error: { code: 'payload_too_large', details: { max_bytes: 1024 * 1024 } } });
+    expect(await dbSnapshot(t.store)).toEqual(before);
+  });
+
+  it("in Ironic's error shape on the /baremetal gateway", async () => {
+    const res = await t.request('PATCH', '/baremetal/v1/nodes/gpu-01', { token: member, body: [{ op: 'add', path: '/extra/x', value: big }] });
+    expect(res.status).toBe(413);
+    expect(JSON.parse((res.body as { error_message: string }).error_message)).toMatchObject({ faultstring: expect.stringContaining('larger than') });
+  });
+
+  it('a GET with no body is answered as before', async () => {
+    const res = await t.request('GET', '/v1/nodes?limit=1', { token: member });
+    expect(res.status).toBe(200);
+  });
+});
